@@ -1,0 +1,43 @@
+# joinery: the two commands are `make demo` and `make test`. Everything else is optional.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+export JOINERY_SPARK_DIR ?= $(CURDIR)/.spark/local
+export DBT_PROFILES_DIR ?= $(CURDIR)/profiles
+export SPARK_CONF_DIR ?= $(CURDIR)/conf/spark
+
+.PHONY: demo test setup lint thrift-start thrift-stop thrift-status bench clean
+
+## demo: install if needed, then `dbt build` every seed, example model and test on the embedded Spark
+demo: setup
+	$(PY) -m harness.demo
+
+## test: install if needed, then the whole suite: pytest (own Thrift server), sqlfluff, ruff
+test: setup
+	$(PY) -m pytest python_tests
+	$(MAKE) --no-print-directory lint
+
+setup:
+	@bash scripts/setup.sh
+
+lint: setup
+	$(VENV)/bin/sqlfluff lint models macros tests
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+## thrift-start / thrift-stop: a local Spark Thrift server on 127.0.0.1:$${JOINERY_THRIFT_PORT:-10000}
+thrift-start: setup
+	$(PY) -m harness.thrift_server start
+
+thrift-stop:
+	$(PY) -m harness.thrift_server stop
+
+thrift-status:
+	$(PY) -m harness.thrift_server status
+
+## bench: the benchmark suite (not part of `make test`); ARGS="--all" or ARGS="CASE --rows N"
+bench: setup
+	$(PY) -m benchmarks $(ARGS)
+
+clean:
+	rm -rf target logs .spark

@@ -1,0 +1,147 @@
+"""Run dbt in-process (dbtRunner) against the joinery project, and read tables back from Spark.
+
+Shared by the pytest harness (python_tests/conftest.py), the demo command and the benchmarks, so
+every caller runs dbt the same way: profiles from `profiles/`, a chosen target and schema, and a
+target path of its own so concurrent users of the repo do not overwrite each other's artifacts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+PROFILES_DIR = REPO_ROOT / "profiles"
+
+
+def keep_ansi_mode_on() -> None:
+    """Run the session target with ANSI mode on, like every other joinery target (DESIGN.md).
+
+    dbt-spark forces `spark.sql.ansi.enabled=false` into the session method's builder options and
+    re-applies them before every statement, so no SQL `SET` can turn ANSI on for the `local` target.
+    This replaces that one forced value; thrift and cluster targets set ANSI in profiles.yml
+    (`set:hiveconf:...`). Applied by every joinery entry point that runs dbt: `make demo`, the tests,
+    the benchmarks and `scripts/dbt` (the wrapper to use instead of a bare `dbt` on `local`).
+    """
+    from dbt.adapters.spark.connections import SparkCredentials
+
+    if getattr(SparkCredentials, "_joinery_ansi_on", False):
+        return
+    forced_off = SparkCredentials.__post_init__
+
+    def __post_init__(self) -> None:
+        forced_off(self)
+        self.server_side_parameters["spark.sql.ansi.enabled"] = "true"
+
+    SparkCredentials.__post_init__ = __post_init__
+    SparkCredentials._joinery_ansi_on = True
+
+
+@contextmanager
+def environment(**values: str | None) -> Iterator[None]:
+    """Set (or with None, unset) environment variables for the duration of a dbt call."""
+    saved = {key: os.environ.get(key) for key in values}
+    try:
+        for key, value in values.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@dataclass
+class DbtResult:
+    """What one dbt invocation did: success, per-node statuses and messages, and any exception."""
+
+    args: list[str]
+    success: bool
+    exception: BaseException | None
+    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def messages(self) -> str:
+        """Everything dbt said went wrong, as one string (for asserting on error text)."""
+        parts = [str(self.exception)] if self.exception else []
+        parts += [f"{name}: {node['message']}" for name, node in self.nodes.items() if node.get("message")]
+        return "\n".join(parts)
+
+    def status(self, name: str) -> str:
+        matches = [node["status"] for node_id, node in self.nodes.items() if node_id.split(".")[-1] == name]
+        if not matches:
+            raise KeyError(f"{name} was not part of `dbt {' '.join(self.args)}`; ran: {sorted(self.nodes)}")
+        return matches[0]
+
+
+class DbtProject:
+    """A dbt project driven through dbtRunner with a fixed target and, by default, one schema."""
+
+    def __init__(
+        self,
+        project_dir: Path = REPO_ROOT,
+        target: str = "thrift",
+        schema: str = "joinery",
+        target_path: Path | None = None,
+        env: dict[str, str] | None = None,
+    ):
+        self.project_dir = Path(project_dir)
+        self.target = target
+        self.schema = schema
+        self.target_path = Path(target_path) if target_path else self.project_dir / "target"
+        self.env = env or {}
+
+    def invoke(
+        self,
+        *args: str,
+        schema: str | None = None,
+        vars: dict[str, Any] | None = None,
+        expect_success: bool | None = True,
+    ) -> DbtResult:
+        """Run `dbt <args>`; by default raise with dbt's messages unless it succeeded.
+
+        expect_success=False asserts that it failed; None accepts either outcome.
+        """
+        from dbt.cli.main import dbtRunner
+
+        keep_ansi_mode_on()
+        cli = [
+            *args,
+            "--project-dir",
+            str(self.project_dir),
+            "--profiles-dir",
+            str(PROFILES_DIR),
+            "--target",
+            self.target,
+            "--target-path",
+            str(self.target_path),
+        ]
+        if vars:
+            cli += ["--vars", json.dumps(vars)]
+        with environment(JOINERY_SCHEMA=schema or self.schema, **self.env):
+            outcome = dbtRunner().invoke(cli)
+        result = DbtResult(args=list(args), success=outcome.success, exception=outcome.exception)
+        for node_result in getattr(outcome.result, "results", None) or []:
+            node = getattr(node_result, "node", None)
+            if node is None:
+                continue
+            result.nodes[node.unique_id] = {
+                "status": str(node_result.status),
+                "message": node_result.message,
+                "failures": getattr(node_result, "failures", None),
+            }
+        if expect_success is True and not result.success:
+            raise AssertionError(f"`dbt {' '.join(args)}` failed:\n{result.messages}")
+        if expect_success is False and result.success:
+            raise AssertionError(f"`dbt {' '.join(args)}` succeeded but was expected to fail")
+        return result

@@ -1,0 +1,73 @@
+"""Read and write Spark tables directly over the Thrift protocol (PyHive), outside dbt.
+
+Tests use it to read results back as Python rows and to land new batches of source data between
+dbt runs; the benchmarks use it the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+LOOPBACK = "127.0.0.1"
+
+
+class SparkSql:
+    """One PyHive connection to a Spark Thrift server, reopened if it drops."""
+
+    def __init__(self, port: int, host: str = LOOPBACK, configuration: dict[str, str] | None = None):
+        self.host = host
+        self.port = port
+        self.configuration = configuration or {"set:hiveconf:spark.sql.ansi.enabled": "true"}
+        self._conn = None
+
+    def _connection(self):
+        if self._conn is None:
+            from pyhive import hive
+
+            self._conn = hive.connect(
+                host=self.host, port=self.port, username="joinery", auth="NONE", configuration=self.configuration
+            )
+        return self._conn
+
+    def execute(self, sql: str) -> None:
+        cursor = self._connection().cursor()
+        try:
+            cursor.execute(sql)
+        finally:
+            cursor.close()
+
+    def query(self, sql: str) -> list[tuple[Any, ...]]:
+        cursor = self._connection().cursor()
+        try:
+            cursor.execute(sql)
+            return [tuple(row) for row in cursor.fetchall()]
+        finally:
+            cursor.close()
+
+    def columns(self, table: str) -> list[str]:
+        cursor = self._connection().cursor()
+        try:
+            cursor.execute(f"select * from {table} limit 0")
+            return [d[0].split(".")[-1] for d in cursor.description]
+        finally:
+            cursor.close()
+
+    def rows(self, table: str, columns: list[str] | None = None, order_by: str | None = None) -> list[tuple]:
+        """Rows of a table as tuples, sorted (by `order_by`, else by every selected column)."""
+        select = ", ".join(columns) if columns else "*"
+        result = self.query(f"select {select} from {table}" + (f" order by {order_by}" if order_by else ""))
+        return result if order_by else sorted(result, key=lambda row: tuple((v is not None, str(v)) for v in row))
+
+    def dicts(self, table: str, order_by: str | None = None) -> list[dict[str, Any]]:
+        names = self.columns(table)
+        return [dict(zip(names, row, strict=False)) for row in self.rows(table, order_by=order_by)]
+
+    def explain(self, sql: str) -> str:
+        return "\n".join(row[0] for row in self.query(f"explain formatted {sql}"))
+
+    def close(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            finally:
+                self._conn = None

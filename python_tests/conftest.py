@@ -1,0 +1,57 @@
+"""The pytest harness: one Spark Thrift server for the whole session, dbt run through dbtRunner
+against it, and tables read back over Thrift.
+
+Fixtures:
+- `thrift_server`: starts a Spark Thrift server on a free 127.0.0.1 port with a temporary warehouse
+  and metastore, waits until it answers a query, and always stops it (also when tests fail or
+  the run is interrupted).
+- `dbt`: a `harness.dbt.DbtProject` on the `thrift` target of that server (schema `joinery`;
+  pass `schema=` to `dbt.invoke` for an isolated one).
+- `spark`: a `harness.sql.SparkSql` connection to read rows back and land new source batches.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from harness.dbt import DbtProject
+from harness.sql import SparkSql
+from harness.thrift_server import ThriftServer, free_port
+
+
+def _interrupt_on_sigterm(signum, frame):  # noqa: ARG001
+    # A CI timeout or `kill` sends SIGTERM: turn it into KeyboardInterrupt so fixture finalizers
+    # run and the Thrift server (its own process group) is stopped rather than left behind.
+    raise KeyboardInterrupt(f"received signal {signum}")
+
+
+@pytest.fixture(scope="session")
+def thrift_server(tmp_path_factory):
+    previous = signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
+    server = ThriftServer(tmp_path_factory.mktemp("thrift"), free_port())
+    try:
+        server.start(timeout=float(os.environ.get("JOINERY_THRIFT_TIMEOUT", "240")))
+        yield server
+    finally:
+        server.stop()
+        signal.signal(signal.SIGTERM, previous)
+
+
+@pytest.fixture(scope="session")
+def dbt(thrift_server, tmp_path_factory) -> DbtProject:
+    return DbtProject(
+        target="thrift",
+        schema="joinery",
+        target_path=tmp_path_factory.mktemp("dbt_target"),
+        env={"JOINERY_THRIFT_PORT": str(thrift_server.port), "JOINERY_THRIFT_HOST": "127.0.0.1"},
+    )
+
+
+@pytest.fixture(scope="session")
+def spark(thrift_server):
+    connection = SparkSql(thrift_server.port)
+    yield connection
+    connection.close()
