@@ -21,7 +21,7 @@ setup:
 	@bash scripts/setup.sh
 
 lint: setup
-	$(VENV)/bin/sqlfluff lint models macros tests
+	$(VENV)/bin/sqlfluff lint models macros tests integration_tests/models
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 

@@ -30,6 +30,8 @@ def keep_ansi_mode_on() -> None:
     """
     from dbt.adapters.spark.connections import SparkCredentials
 
+    keep_seed_nulls()
+    bound_thrift_waits()
     if getattr(SparkCredentials, "_joinery_ansi_on", False):
         return
     forced_off = SparkCredentials.__post_init__
@@ -40,6 +42,47 @@ def keep_ansi_mode_on() -> None:
 
     SparkCredentials.__post_init__ = __post_init__
     SparkCredentials._joinery_ansi_on = True
+
+
+def keep_seed_nulls() -> None:
+    """Load empty seed cells as NULL on the session target, as the Thrift targets do.
+
+    dbt-spark's session cursor formats every binding as a quoted literal, so an empty CSV cell (None)
+    becomes the string 'None' in a string column. Expected-output seeds with NULLs need real NULLs.
+    """
+    from dbt.adapters.spark.session import SessionConnectionWrapper
+
+    if getattr(SessionConnectionWrapper, "_joinery_seed_nulls", False):
+        return
+    quoted = SessionConnectionWrapper._fix_binding.__func__
+
+    def _fix_binding(cls, value):
+        return "NULL" if value is None else quoted(cls, value)
+
+    SessionConnectionWrapper._fix_binding = classmethod(_fix_binding)
+    SessionConnectionWrapper._joinery_seed_nulls = True
+
+
+def bound_thrift_waits() -> None:
+    """Fail instead of hanging when a Thrift server accepts the connection but never answers.
+
+    dbt-spark opens plain Thrift connections without a socket timeout (its `connect_timeout` is only
+    the pause between retries), so a stuck server blocks dbt forever. Every Thrift call dbt makes is
+    short (statements run asynchronously and are polled), so a bound on each socket wait is safe:
+    JOINERY_THRIFT_SOCKET_TIMEOUT seconds, default 300.
+    """
+    from thrift.transport.TSocket import TSocket
+
+    if getattr(TSocket, "_joinery_bounded", False):
+        return
+    unbounded_init = TSocket.__init__
+
+    def __init__(self, *args, **kwargs):
+        unbounded_init(self, *args, **kwargs)
+        self._timeout = float(os.environ.get("JOINERY_THRIFT_SOCKET_TIMEOUT", "300"))
+
+    TSocket.__init__ = __init__
+    TSocket._joinery_bounded = True
 
 
 @contextmanager
@@ -139,6 +182,7 @@ class DbtProject:
                 "status": str(node_result.status),
                 "message": node_result.message,
                 "failures": getattr(node_result, "failures", None),
+                "compiled_code": getattr(node, "compiled_code", None),
             }
         if expect_success is True and not result.success:
             raise AssertionError(f"`dbt {' '.join(args)}` failed:\n{result.messages}")

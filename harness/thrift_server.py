@@ -70,6 +70,9 @@ def spark_conf(home: Path) -> dict[str, str]:
         # Small local data: the default 200 shuffle partitions cost more than they bring on 2 cores.
         "spark.sql.shuffle.partitions": "4",
         "spark.ui.enabled": "false",
+        # Each Thrift session caches a non-partitioned table's file listing by name; a joinery_upsert
+        # commit (ALTER TABLE ... SET LOCATION) in one session would stay invisible to the others.
+        "spark.sql.filesourceTableRelationCacheSize": "0",
         "spark.driver.bindAddress": LOOPBACK,
         "spark.driver.host": LOOPBACK,
     }

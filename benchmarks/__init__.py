@@ -1,0 +1,1 @@
+"""joinery's benchmark suite: `python -m benchmarks --list` (see benchmarks/README.md)."""

@@ -1,0 +1,10 @@
+"""The benchmark cases, in the order of the benchmarks issue; each module documents its variants."""
+
+from __future__ import annotations
+
+from benchmarks.cases import collect_join, compaction_full, compaction_incremental, demo, fk_join, multi_join, router
+
+CASES = {
+    case.NAME: case
+    for case in [compaction_full, compaction_incremental, fk_join, multi_join, collect_join, router, demo]
+}

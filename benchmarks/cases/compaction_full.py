@@ -1,0 +1,122 @@
+"""Case 1: full compaction of a snapshot and 3 deltas (updates, inserts, duplicate keys in a delta).
+
+Variants, each writing a new parquet table from the same inputs:
+- joinery: the SELECT `joinery.compact(...)` generates (model bench_compaction_full), as CTAS;
+- gobblin_recipe: seed document 004's Hive recipe, statement by statement: each delta deduplicated
+  with the correlated `MAX(ts)` subquery, the deltas merged pairwise (one anti-join pass per delta
+  into tmp_delta), the snapshot's not-updated rows by a left outer join, then UNION ALL;
+- floor: a plain copy of snapshot and deltas into one new table (no dedup at all).
+Bars: joinery/gobblin_recipe <= 0.25, joinery/floor <= 1.5. joinery's and the recipe's outputs are
+checked to be equal (row count and hash sum): timestamps grow with the delta number, so "newest ts
+wins" (joinery) and "later delta wins" (the recipe) agree.
+"""
+
+from __future__ import annotations
+
+from benchmarks.core import SCHEMA, Bar, Context, Variant
+
+NAME = "compaction_full"
+TITLE = "full compaction: snapshot + 3 deltas vs Gobblin's Hive recipe and vs a plain copy"
+DEFAULT_ROWS = 2_000_000
+TINY_ROWS = 20_000
+DELTAS = 3
+COLUMNS = ["id", "name", "amount", "ts"]
+
+
+def generate(ctx: Context, snapshot_rows: int, delta_rows: int) -> None:
+    """Snapshot ids 0..n-1; each delta: 50% updates of snapshot keys, 40% new keys, 10% a second,
+    newer version of one of its own updates (duplicate key). Every row has its own ts; delta k's ts
+    are later than delta k-1's and than the snapshot's."""
+    ctx.ctas(
+        "cmp_snapshot",
+        f"""
+        select
+            id,
+            concat('name_', cast(pmod(xxhash64(id, 1), 1000000) as string)) as name,
+            cast(pmod(xxhash64(id, 2), 10000000) as decimal(12, 2)) / 100 as amount,
+            timestamp_seconds(1600000000 + id) as ts
+        from range({snapshot_rows})
+        """,
+    )
+    for k in range(1, DELTAS + 1):
+        ctx.ctas(
+            f"cmp_delta_{k}",
+            f"""
+            select
+                case
+                    when r % 10 < 5 then pmod(xxhash64({k}, r), {snapshot_rows})
+                    when r % 10 < 9 then {snapshot_rows} + {k} * {delta_rows} + r
+                    else pmod(xxhash64({k}, r - 9), {snapshot_rows})
+                end as id,
+                concat('name_d{k}_', cast(r as string)) as name,
+                cast(pmod(xxhash64(r, {k}, 3), 10000000) as decimal(12, 2)) / 100 as amount,
+                timestamp_seconds(1700000000 + {k} * 10000000 + r) as ts
+            from (select id as r from range({delta_rows}))
+            """,
+        )
+
+
+def gobblin_recipe(ctx: Context) -> None:
+    """Seed document 004's statements, with TEMPORARY TABLE as TABLE (its advice for older Hive)."""
+    columns = ", ".join(COLUMNS)
+    s = SCHEMA
+    for k in range(1, DELTAS + 1):
+        # "Duplicate Keys in Delta": keep each key's row with the latest timestamp.
+        ctx.ctas(
+            f"g_delta_{k}",
+            f"""select t.* from {s}.cmp_delta_{k} t
+            where t.ts in (select max(ts) from {s}.cmp_delta_{k} s where s.id = t.id)""",
+        )
+    # "Multiple Deltas": merged_delta = delta_1; for i in 2..k: diff = anti-join; tmp_delta = diff + delta_i.
+    ctx.ctas("g_tmp_delta", f"select * from {s}.g_delta_1")
+    for k in range(2, DELTAS + 1):
+        ctx.ctas(
+            "g_diff",
+            f"""select {", ".join("m." + c for c in COLUMNS)} from {s}.g_tmp_delta m
+            left outer join {s}.g_delta_{k} d on m.id = d.id where d.id is null""",
+        )
+        ctx.sql(
+            f"""insert overwrite table {s}.g_tmp_delta
+            select * from {s}.g_diff union all select * from {s}.g_delta_{k}"""
+        )
+    # "A Simple Example": not_updated by a left outer join, then UNION ALL into new_snapshot.
+    ctx.ctas(
+        "g_not_updated",
+        f"""select {", ".join("snapshot." + c for c in COLUMNS)} from {s}.cmp_snapshot snapshot
+        left outer join {s}.g_tmp_delta delta on snapshot.id = delta.id where delta.id is null""",
+    )
+    ctx.ctas(
+        "g_new_snapshot",
+        f"select {columns} from {s}.g_not_updated union all select {columns} from {s}.g_tmp_delta",
+    )
+
+
+def run(ctx: Context) -> dict:
+    snapshot_rows = ctx.rows
+    delta_rows = max(ctx.rows // 20, 10)
+    generate(ctx, snapshot_rows, delta_rows)
+    joinery_sql = ctx.dbt.compiled_sql("bench_compaction_full")
+    floor_sql = " union all ".join(
+        [f"select * from {SCHEMA}.cmp_snapshot"]
+        + [f"select * from {SCHEMA}.cmp_delta_{k}" for k in range(1, DELTAS + 1)]
+    )
+    measurements = ctx.measure(
+        [
+            Variant("joinery", lambda: ctx.ctas("j_compacted", joinery_sql)),
+            Variant("gobblin_recipe", lambda: gobblin_recipe(ctx)),
+            Variant("floor", lambda: ctx.ctas("f_copy", floor_sql)),
+        ]
+    )
+    joinery_out = ctx.fingerprint("j_compacted", COLUMNS)
+    recipe_out = ctx.fingerprint("g_new_snapshot", COLUMNS)
+    return ctx.result(
+        NAME,
+        {"snapshot_rows": snapshot_rows, "delta_rows": delta_rows, "deltas": DELTAS},
+        measurements,
+        [
+            Bar("vs_gobblin_recipe", "joinery", "gobblin_recipe", 0.25),
+            Bar("vs_floor", "joinery", "floor", 1.5),
+        ],
+        output_rows=joinery_out[0],
+        same_result=joinery_out == recipe_out,
+    )

@@ -1,0 +1,151 @@
+"""What every benchmark case shares: the run context, alternating timed repetitions, bars, results.
+
+A case is a module in benchmarks/cases/ with NAME, TITLE, DEFAULT_ROWS, TINY_ROWS and
+`run(ctx) -> dict`. It creates its data with Spark, defines its variants (joinery, the baseline,
+the floor), calls `ctx.measure(...)` and returns `ctx.result(...)`, one JSON object.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmarks.spark import PlanFacts, PlanRecorder
+
+SCHEMA = "bench"
+
+
+def log(message: str) -> None:
+    """Progress on stderr: stdout carries only the JSON lines."""
+    print(f"[benchmarks {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+@dataclass
+class Variant:
+    """One way of producing a case's output. `prepare` runs untimed before every repetition
+    (dropping the previous output, landing a new batch); `run` is what is timed."""
+
+    name: str
+    run: Callable[[], Any]
+    prepare: Callable[[], Any] | None = None
+
+
+@dataclass
+class Measurement:
+    name: str
+    seconds: list[float] = field(default_factory=list)
+    facts: PlanFacts | None = None
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.seconds)
+
+
+@dataclass
+class Bar:
+    """A target: median(numerator) / median(denominator) <= limit."""
+
+    name: str
+    numerator: str
+    denominator: str
+    limit: float
+
+
+class Context:
+    """The run of one case: the shared Spark session, the bench dbt project, sizes and repetitions."""
+
+    def __init__(self, spark, dbt, rows: int, tiny: bool, repeats: int, work_dir: Path):
+        self.spark = spark
+        self.dbt = dbt
+        self.rows = rows
+        self.tiny = tiny
+        self.repeats = repeats
+        self.work_dir = work_dir
+        self.recorder = PlanRecorder(spark)
+
+    # --- SQL helpers -------------------------------------------------------------------------
+    def sql(self, statement: str):
+        return self.spark.sql(statement)
+
+    def drop(self, *tables: str) -> None:
+        for table in tables:
+            self.spark.sql(f"drop table if exists {SCHEMA}.{table}")
+            self.spark.sql(f"drop view if exists {SCHEMA}.{table}")
+
+    def ctas(self, table: str, select: str, partitioned_by: list[str] | None = None) -> None:
+        """Write a SELECT as a new parquet table: the common output step of joinery and baselines."""
+        self.drop(table)
+        partitioning = f" partitioned by ({', '.join(partitioned_by)})" if partitioned_by else ""
+        self.spark.sql(f"create table {SCHEMA}.{table} using parquet{partitioning} as {select}")
+
+    def consume(self, select: str) -> None:
+        """Read every row and column of a SELECT without writing it (Spark's `noop` sink)."""
+        self.spark.sql(select).write.format("noop").mode("overwrite").save()
+
+    def count(self, table: str) -> int:
+        return self.spark.sql(f"select count(*) from {SCHEMA}.{table}").collect()[0][0]
+
+    def fingerprint(self, table: str, columns: list[str]) -> tuple[int, int]:
+        """Row count and an order-independent hash sum over `columns`: equal outputs, equal fingerprints."""
+        column_list = ", ".join(columns)
+        row = self.spark.sql(
+            f"select count(*), coalesce(sum(cast(xxhash64({column_list}) as decimal(38, 0))), 0) from {SCHEMA}.{table}"
+        ).collect()[0]
+        return int(row[0]), int(row[1])
+
+    def plan(self, select: str) -> str:
+        return "\n".join(row[0] for row in self.spark.sql(f"explain formatted {select}").collect())
+
+    # --- timing ------------------------------------------------------------------------------
+    def measure(self, variants: list[Variant], repeats: int | None = None) -> dict[str, Measurement]:
+        """Run the variants alternately (A B C A B C ...), `repeats` rounds; plan facts from the last round."""
+        rounds = repeats or self.repeats
+        results = {variant.name: Measurement(variant.name) for variant in variants}
+        for round_index in range(rounds):
+            for variant in variants:
+                if variant.prepare:
+                    variant.prepare()
+                mark = self.recorder.mark()
+                started = time.perf_counter()
+                variant.run()
+                elapsed = time.perf_counter() - started
+                results[variant.name].seconds.append(elapsed)
+                log(f"  {variant.name}: {elapsed:.2f}s (round {round_index + 1}/{rounds})")
+                if round_index == rounds - 1:
+                    results[variant.name].facts = self.recorder.facts_since(mark)
+        return results
+
+    def result(
+        self,
+        case: str,
+        sizes: dict[str, Any],
+        measurements: dict[str, Measurement],
+        bars: list[Bar],
+        **extra: Any,
+    ) -> dict[str, Any]:
+        medians = {name: round(m.median, 3) for name, m in measurements.items()}
+        bar_results = []
+        ratios = {}
+        for bar in bars:
+            ratio = measurements[bar.numerator].median / measurements[bar.denominator].median
+            ratios[f"{bar.numerator}/{bar.denominator}"] = round(ratio, 3)
+            bar_results.append(
+                {"name": bar.name, "ratio": round(ratio, 3), "limit": bar.limit, "pass": ratio <= bar.limit}
+            )
+        return {
+            "case": case,
+            "sizes": sizes,
+            "repeats": len(next(iter(measurements.values())).seconds) if measurements else 0,
+            "median_seconds": medians,
+            "seconds": {name: [round(s, 3) for s in m.seconds] for name, m in measurements.items()},
+            "ratios": ratios,
+            "bars": bar_results,
+            "pass": all(b["pass"] for b in bar_results) and all(c["pass"] for c in extra.get("checks", [])),
+            "plan": {name: m.facts.as_json() for name, m in measurements.items() if m.facts},
+            **extra,
+        }

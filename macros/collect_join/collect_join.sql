@@ -1,0 +1,175 @@
+{#- The Hydra join (seed document 001): re-key the values of a small side (`build`: key -> delimited
+    values) through a large mapping side (`probe`: key -> group) and collect, per group, the
+    distinct values of all its keys. Only keys present on both sides produce output.
+
+    Cost: the build side is cleaned and collapsed to one row per key (a set of values) and, by
+    default, broadcast; the probe side is read once (only its key and group columns) and each of
+    its rows is looked up in that hash table, so probe rows whose key is not on the build side do
+    no work beyond the scan and are never shuffled. Only matching rows reach the final grouping. -#}
+
+{% macro collect_join(build, probe, key, values, group, separator=',', as_array=false, values_separator=',',
+                      build_where=none, probe_where=none, strategy='broadcast') %}
+    {{ return(adapter.dispatch('collect_join', 'joinery')(build, probe, key, values, group, separator, as_array,
+        values_separator, build_where, probe_where, strategy)) }}
+{% endmacro %}
+
+{% macro default__collect_join(build, probe, key, values, group, separator, as_array, values_separator,
+                               build_where, probe_where, strategy) %}
+    {% set keys = joinery.as_list(key, 'key', 'collect_join') %}
+    {% for argument, value in [('values', values), ('group', group)] if value is not string %}
+        {{ joinery.raise_argument_error('collect_join', argument, value, 'expected one column name') }}
+    {% endfor %}
+    {% for argument, value in [('separator', separator), ('values_separator', values_separator)]
+        if value is not string or value == '' or "'" in value or '\\' in value %}
+        {{ joinery.raise_argument_error('collect_join', argument, value,
+            'expected a non-empty string without quotes or backslashes') }}
+    {% endfor %}
+    {% if as_array not in [true, false] %}
+        {{ joinery.raise_argument_error('collect_join', 'as_array', as_array, 'expected true or false') }}
+    {% endif %}
+    {% if strategy not in ['broadcast', 'merge', 'auto'] %}
+        {{ joinery.raise_argument_error('collect_join', 'strategy', strategy,
+            "expected 'broadcast' (default: the build side is small), 'merge' (both sides bucketed by the key) "
+            ~ "or 'auto' (Spark decides)") }}
+    {% endif %}
+    {% for argument, value in [('build_where', build_where), ('probe_where', probe_where)]
+        if value is not none and (value is not string or value | trim == '') %}
+        {{ joinery.raise_argument_error('collect_join', argument, value, 'expected a boolean SQL expression or none') }}
+    {% endfor %}
+    {% if not execute %}
+        {{ return('select * from ' ~ probe) }}
+    {% endif %}
+
+    {% set build_keys = joinery.require_columns(build, keys, 'key', 'collect_join') %}
+    {% set probe_keys = joinery.require_columns(probe, keys, 'key', 'collect_join') %}
+    {% set values_column = joinery.require_columns(build, [values], 'values', 'collect_join')[0] %}
+    {% set group_column = joinery.require_columns(probe, [group], 'group', 'collect_join')[0] %}
+    {% set values_type = (joinery.columns_of(build) | selectattr('name', 'equalto', values_column) | first).dtype | lower %}
+    {% set quoted_values = joinery.quote_identifier(values_column) %}
+    {% set quoted_group = joinery.quote_identifier(group_column) %}
+    {% if values_type.startswith('array<') %}
+        {% set value_list = quoted_values %}
+    {% else %}
+        {#- \Q...\E: the separator is split on literally, not as a regular expression. -#}
+        {% set value_list = 'split(cast(' ~ quoted_values ~ " as string), '\\\\Q" ~ values_separator ~ "\\\\E')" %}
+    {% endif %}
+    {% set join_hint = {'broadcast': '/*+ broadcast(build_sets) */', 'merge': '/*+ merge(build_sets) */',
+                        'auto': ''}[strategy] %}
+    {% set join_condition = [] %}
+    {% for build_key in build_keys %}
+        {% do join_condition.append('probe_side.' ~ joinery.quote_identifier(probe_keys[loop.index0])
+            ~ ' = build_sets.' ~ joinery.quote_identifier(build_key)) %}
+    {% endfor %}
+    {#- Numeric order when every value of the group is an integer, else string order. -#}
+    {% set sorted_values %}
+        case
+            when forall(joinery_values, v -> v rlike '^-?[0-9]{1,38}$')
+                then transform(
+                    array_sort(transform(joinery_values, v -> named_struct('n', cast(v as decimal(38, 0)), 's', v))),
+                    v -> v.s
+                )
+            else array_sort(joinery_values)
+        end
+    {% endset %}
+
+    with
+
+    build_side as (
+        select
+            {{ joinery.quoted_column_list(build_keys) }},
+            {{ quoted_values }}
+        from {{ build }}
+        {%- if build_where is not none %}
+        where ({{ build_where }})
+        {%- endif %}
+    ),
+
+    build_values as (
+        select
+            {{ joinery.quoted_column_list(build_keys) }},
+            trim(cast(value as string)) as value
+        from build_side
+        lateral view explode({{ value_list }}) exploded as value
+    ),
+
+    {#- One row per key: the probe side then carries one small set per matching row. -#}
+    build_sets as (
+        select
+            {{ joinery.quoted_column_list(build_keys) }},
+            collect_set(value) as joinery_values
+        from build_values
+        where value != ''
+        group by {{ joinery.quoted_column_list(build_keys) }}
+    ),
+
+    probe_side as (
+        select
+            {{ joinery.quoted_column_list(probe_keys) }},
+            {{ quoted_group }}
+        from {{ probe }}
+        where {{ quoted_group }} is not null
+        {%- if probe_where is not none %}
+            and ({{ probe_where }})
+        {%- endif %}
+    ),
+
+    matched as (
+        select {{ join_hint }}
+            probe_side.{{ quoted_group }},
+            build_sets.joinery_values
+        from probe_side
+        inner join build_sets
+            on {{ join_condition | join(' and ') }}
+    ),
+
+    collected as (
+        select
+            {{ quoted_group }},
+            array_distinct(flatten(collect_set(joinery_values))) as joinery_values
+        from matched
+        group by {{ quoted_group }}
+    )
+
+    select
+        {{ quoted_group }},
+        {%- if as_array %}
+        {{ sorted_values }} as {{ quoted_values }}
+        {%- else %}
+        array_join({{ sorted_values }}, '{{ separator }}') as {{ quoted_values }}
+        {%- endif %}
+    from collected
+{% endmacro %}
+
+
+{% macro trailing_days(column, days, run_date, unit='epoch_millis') %}
+    {{ return(adapter.dispatch('trailing_days', 'joinery')(column, days, run_date, unit)) }}
+{% endmacro %}
+
+{% macro default__trailing_days(column, days, run_date, unit) %}
+    {#- A predicate for "`column` falls in the `days` days ending with `run_date`" (inclusive, whole
+        UTC days), for the M days of attributes and N days of mappings of seed document 001. The
+        bounds are literals, so Spark can skip files and partitions outside the window. -#}
+    {% do joinery.validate_identifier(column, 'column', 'trailing_days') %}
+    {% if days is not number or days < 1 or days != days | int %}
+        {{ joinery.raise_argument_error('trailing_days', 'days', days, 'expected a whole number of days >= 1') }}
+    {% endif %}
+    {% if run_date is not string or not modules.re.match('^[0-9]{4}-[0-9]{2}-[0-9]{2}$', run_date) %}
+        {{ joinery.raise_argument_error('trailing_days', 'run_date', run_date, 'expected a date as YYYY-MM-DD') }}
+    {% endif %}
+    {% set end_day = modules.datetime.datetime.strptime(run_date, '%Y-%m-%d').date() %}
+    {% set first_day = end_day - modules.datetime.timedelta(days=days | int - 1) %}
+    {% set after_day = end_day + modules.datetime.timedelta(days=1) %}
+    {% set epoch = modules.datetime.date(1970, 1, 1) %}
+    {% set quoted = joinery.quote_identifier(column) %}
+    {% if unit in ['epoch_millis', 'epoch_seconds'] %}
+        {% set per_day = 86400000 if unit == 'epoch_millis' else 86400 %}
+        {{ return('(' ~ quoted ~ ' >= ' ~ (first_day - epoch).days * per_day ~ ' and ' ~ quoted ~ ' < '
+            ~ (after_day - epoch).days * per_day ~ ')') }}
+    {% elif unit in ['date', 'timestamp'] %}
+        {{ return('(' ~ quoted ~ " >= " ~ unit ~ " '" ~ first_day ~ "' and " ~ quoted ~ " < " ~ unit ~ " '"
+            ~ after_day ~ "')") }}
+    {% else %}
+        {{ joinery.raise_argument_error('trailing_days', 'unit', unit,
+            "expected 'epoch_millis', 'epoch_seconds', 'date' or 'timestamp'") }}
+    {% endif %}
+{% endmacro %}

@@ -1,0 +1,476 @@
+-- noqa: disable=LT02
+{#- compact: the Gobblin compaction (seed document 004) as one SELECT.
+
+    Version order for a key, greatest wins: `updated_at` (NULL lowest), then `loaded_at` (arrival,
+    NULL lowest), then source position (snapshot < delta 1 < ... < delta k), then the row's other
+    columns (only exact duplicates are left, so any order gives the same result).
+
+    Full compaction is shaped for a large snapshot and small deltas: the deltas are unioned and
+    deduplicated alone (one pass over all of them), the winners are broadcast, one streaming pass over
+    the snapshot picks the snapshot's or the delta's version per row (no shuffle of the snapshot), and
+    delta-only keys are found against the snapshot's key columns alone (a parquet scan of just them). -#}
+
+{% macro compact(snapshot, deltas, key, updated_at=none, deleted=none, defaults={}, removed='keep',
+        loaded_at=none, broadcast=true, incremental=none) %}
+    {{ return(adapter.dispatch('compact', 'joinery')(snapshot, deltas, key, updated_at, deleted, defaults,
+        removed, loaded_at, broadcast, incremental)) }}
+{% endmacro %}
+
+
+{% macro default__compact(snapshot, deltas, key, updated_at=none, deleted=none, defaults={}, removed='keep',
+        loaded_at=none, broadcast=true, incremental=none) %}
+    {% set snapshot_list = joinery.relation_list(snapshot, 'snapshot', 'compact') %}
+    {% if snapshot_list | length != 1 %}
+        {{ joinery.raise_argument_error('compact', 'snapshot', snapshot_list | map('string') | list,
+            'expected one relation (ref(), source() or this)') }}
+    {% endif %}
+    {% set snapshot = snapshot_list[0] %}
+    {% set deltas = joinery.relation_list(deltas, 'deltas', 'compact', allow_empty=true) %}
+    {% set key_names = joinery.as_list(key, 'key', 'compact') %}
+    {% for name in key_names if name is not string or name | trim == '' %}
+        {{ joinery.raise_argument_error('compact', 'key', key, 'expected column names (strings)') }}
+    {% endfor %}
+    {% for argument, value in [('updated_at', updated_at), ('loaded_at', loaded_at)] if value is not none %}
+        {% do joinery.validate_identifier(value, argument, 'compact') %}
+    {% endfor %}
+    {% if deleted is not none and (deleted is not string or deleted | trim == '') %}
+        {{ joinery.raise_argument_error('compact', 'deleted', deleted,
+            'expected a boolean SQL expression over the columns, e.g. "op = \'D\'" or "is_deleted"') }}
+    {% endif %}
+    {% if broadcast not in [true, false] %}
+        {{ joinery.raise_argument_error('compact', 'broadcast', broadcast, 'expected true or false') }}
+    {% endif %}
+    {% set partition_by = config.get('partition_by') %}
+    {% set identity_names = key_names + (joinery.as_list(partition_by, 'partition_by', 'compact')
+        if partition_by else []) %}
+    {% if incremental is none %}
+        {#- Only a joinery_upsert model has a previous compacted table to build on. -#}
+        {% set incremental = config.get('materialized') == 'joinery_upsert' and joinery.is_incremental() %}
+    {% endif %}
+
+    {% set settings = {'key': identity_names, 'updated_at': updated_at, 'loaded_at': loaded_at,
+        'deleted': deleted, 'broadcast': broadcast} %}
+    {% if not incremental %}
+        {% set plan = joinery.compaction_plan([snapshot] + deltas, identity_names, settings, defaults, removed) %}
+        {% if not execute %}
+            {{ return('select 1 as joinery_unresolved') }}
+        {% endif %}
+        {{ return(joinery.compaction_full_sql(snapshot, deltas, plan, settings,
+            joinery.compaction_superseded_sql(snapshot, plan, settings))) }}
+    {% endif %}
+    {{ return(joinery.compaction_incremental_sql(snapshot, deltas, this, identity_names, settings,
+        defaults, removed)) }}
+{% endmacro %}
+
+
+{% macro compaction_plan(relations, identity_names, settings, defaults, removed) %}
+    {#- The padded column plan plus the compaction's own checks: the key, updated_at and loaded_at
+        must be output columns, and a key column must exist in every input (a key cannot be padded). -#}
+    {% set plan = joinery.union_column_plan(relations, defaults, removed, 'compact') %}
+    {% if not execute %}
+        {{ return(plan) }}
+    {% endif %}
+    {% set names = plan | map(attribute='name') | list %}
+    {% set resolved = {'key': []} %}
+    {% for name in identity_names %}
+        {% set column = joinery.find_column(names, name) %}
+        {% if column is none %}
+            {{ joinery.raise_argument_error('compact', 'key', name, 'no such column; columns are ' ~ tojson(names)) }}
+        {% endif %}
+        {% for entry in plan if entry.name == column %}
+            {% for i in range(relations | length) if i not in entry.sources %}
+                {{ joinery.raise_argument_error('compact', 'key', name,
+                    'every key column must be a column of every input; missing from ' ~ relations[i]) }}
+            {% endfor %}
+        {% endfor %}
+        {% do resolved.key.append(column) %}
+    {% endfor %}
+    {% for argument in ['updated_at', 'loaded_at'] if settings[argument] is not none %}
+        {% set column = joinery.find_column(names, settings[argument]) %}
+        {% if column is none %}
+            {{ joinery.raise_argument_error('compact', argument, settings[argument],
+                'no such column; columns are ' ~ tojson(names)) }}
+        {% endif %}
+        {% do resolved.update({argument: column}) %}
+    {% endfor %}
+    {% if settings.loaded_at is not none %}
+        {% set entry = joinery.plan_entry(plan, resolved.loaded_at) %}
+        {% for i in range(1, relations | length) if i not in entry.sources %}
+            {{ joinery.raise_argument_error('compact', 'loaded_at', settings.loaded_at,
+                'loaded_at must be a column of every delta; missing from ' ~ relations[i]) }}
+        {% endfor %}
+    {% endif %}
+    {% do settings.update(resolved) %}
+    {{ return(plan) }}
+{% endmacro %}
+
+
+{% macro plan_entry(plan, name) %}
+    {% for entry in plan if entry.name | lower == name | lower %}
+        {{ return(entry) }}
+    {% endfor %}
+    {{ return(none) }}
+{% endmacro %}
+
+
+{% macro compaction_version_wins(settings, newer, older) %}
+    {#- True when the version in alias `newer` beats the one in `older` (same key): greater
+        updated_at, then greater loaded_at (NULLs lowest); a full tie goes to `newer`, the later source. -#}
+    {% set condition = namespace(sql='true') %}
+    {% for column in [settings.loaded_at, settings.updated_at] if column is not none %}
+        {% set n = newer ~ '.' ~ joinery.quote_identifier(column) %}
+        {% set o = older ~ '.' ~ joinery.quote_identifier(column) %}
+        {% set condition.sql = '(coalesce(' ~ n ~ ' > ' ~ o ~ ', false) or (' ~ n ~ ' is not null and ' ~ o
+            ~ ' is null) or (' ~ n ~ ' <=> ' ~ o ~ ' and ' ~ condition.sql ~ '))' %}
+    {% endfor %}
+    {{ return(condition.sql) }}
+{% endmacro %}
+
+
+{% macro compaction_key_match(settings, left, right) %}
+    {% set pairs = [] %}
+    {% for column in settings.key %}
+        {% do pairs.append(left ~ '.' ~ joinery.quote_identifier(column) ~ ' <=> ' ~ right ~ '.'
+            ~ joinery.quote_identifier(column)) %}
+    {% endfor %}
+    {{ return(pairs | join(' and ')) }}
+{% endmacro %}
+
+
+{% macro compaction_hint(settings, alias) %}
+    {{ return('/*+ broadcast(' ~ alias ~ ') */' if settings.broadcast else '') }}
+{% endmacro %}
+
+
+{% macro compaction_delta_ctes(deltas, plan, settings, superseded_sql, watermark_sql, first_index=1) %}
+    {#- delta_rows: every delta padded to the plan, tagged with its source position (1..k), without
+        the rows a full snapshot supersedes (loaded before the snapshot's newest loaded_at) and, on an
+        incremental run, without the rows at or below the watermark; delta_winners: the newest version
+        per key among them (one window over all deltas together). -#}
+    {% set loaded_entry = joinery.plan_entry(plan, settings.loaded_at) if settings.loaded_at else none %}
+    {% set selects = [] %}
+    {% for delta in deltas %}
+        {% set delta_index = loop.index %}
+        {% set plan_index = first_index + loop.index0 %}
+        {% set filters = [] %}
+        {% if loaded_entry is not none %}
+            {% set loaded_sql = joinery.quote_identifier(loaded_entry.sources[plan_index]) %}
+            {% if superseded_sql is not none %}
+                {% do filters.append('not coalesce(' ~ loaded_sql ~ ' < ' ~ superseded_sql ~ ', false)') %}
+            {% endif %}
+            {% if watermark_sql is not none %}
+                {% do filters.append(loaded_sql ~ ' > ' ~ watermark_sql) %}
+            {% endif %}
+        {% endif %}
+        {% set select_sql %}
+        select
+            {{ joinery.padded_select_list(plan, plan_index) }},
+            {{ delta_index }} as _joinery_source
+        from {{ delta }}
+        {%- if filters %}
+        where {{ filters | join('\n            and ') }}
+        {%- endif %}
+        {%- endset %}
+        {% do selects.append(select_sql) %}
+    {% endfor %}
+    {% set ordering = [] %}
+    {% for column in [settings.updated_at, settings.loaded_at] if column is not none %}
+        {% do ordering.append(joinery.quote_identifier(column) ~ ' desc nulls last') %}
+    {% endfor %}
+    {% do ordering.append('_joinery_source desc') %}
+    {% for entry in plan if entry.name not in settings.key and not entry.type.startswith('map<') %}
+        {% do ordering.append(joinery.quote_identifier(entry.name) ~ ' desc nulls last') %}
+    {% endfor %}
+    {% set ctes_sql %}
+delta_rows as (
+    {{ selects | join('\n        union all\n') }}
+),
+
+delta_ranked as (
+    select
+        *,
+        row_number() over (
+            partition by {{ joinery.quoted_column_list(settings.key) }}
+            order by {{ ordering | join(', ') }}
+        ) as _joinery_row_number
+    from delta_rows
+),
+
+delta_winners as (
+    select
+        {{ joinery.quoted_column_list(plan | map(attribute='name') | list) }},
+        _joinery_source,
+        {{ joinery.compaction_deleted_sql(settings) }} as _joinery_is_delete
+    from delta_ranked
+    where _joinery_row_number = 1
+)
+    {%- endset %}
+    {{ return(ctes_sql) }}
+{% endmacro %}
+
+
+{% macro compaction_deleted_sql(settings) %}
+    {{ return('coalesce((' ~ settings.deleted ~ '), false)' if settings.deleted is not none else 'false') }}
+{% endmacro %}
+
+
+{% macro compaction_superseded_sql(snapshot, plan, settings) %}
+    {#- The snapshot's newest loaded_at as a scalar subquery: delta rows loaded before it are in the
+        snapshot already (a full pull supersedes them). none without loaded_at in the snapshot. -#}
+    {% set entry = joinery.plan_entry(plan, settings.loaded_at) if settings.loaded_at else none %}
+    {% if entry is none or 0 not in entry.sources %}
+        {{ return(none) }}
+    {% endif %}
+    {{ return('(select max(' ~ joinery.quote_identifier(entry.sources[0]) ~ ') from ' ~ snapshot ~ ')') }}
+{% endmacro %}
+
+
+{% macro compaction_full_sql(snapshot, deltas, plan, settings, superseded_sql, watermark_sql=none) %}
+    {#- The compacted snapshot: a SELECT of the plan's columns, one row per key, deleted keys gone. -#}
+    {% set names = plan | map(attribute='name') | list %}
+    {% if deltas | length == 0 %}
+        {% set only_snapshot_sql %}
+select
+    {{ joinery.quoted_column_list(names) }}
+from (
+    select
+        {{ joinery.padded_select_list(plan, 0) }}
+    from {{ snapshot }}
+) as snapshot_rows
+where not {{ joinery.compaction_deleted_sql(settings) }}
+        {%- endset %}
+        {{ return(only_snapshot_sql) }}
+    {% endif %}
+    {% set picked = [] %}
+    {% for entry in plan %}
+        {% do picked.append('case when delta_wins then ' ~ joinery.quote_identifier('_joinery_delta__' ~ entry.name)
+            ~ ' else ' ~ joinery.quote_identifier(entry.name) ~ ' end as ' ~ joinery.quote_identifier(entry.name)) %}
+    {% endfor %}
+    {% set delta_columns = [] %}
+    {% for entry in plan %}
+        {% do delta_columns.append('w.' ~ joinery.quote_identifier(entry.name) ~ ' as '
+            ~ joinery.quote_identifier('_joinery_delta__' ~ entry.name)) %}
+    {% endfor %}
+    {% set full_sql %}
+with
+
+{{ joinery.compaction_delta_ctes(deltas, plan, settings, superseded_sql, watermark_sql) }},
+
+snapshot_rows as (
+    select
+        {{ joinery.padded_select_list(plan, 0) }}
+    from {{ snapshot }}
+),
+
+snapshot_keys as (
+    select {{ joinery.quoted_column_list(settings.key) }}
+    from {{ snapshot }}
+),
+
+{#- One streaming pass over the snapshot: each row meets its key's delta winner, if any. #}
+snapshot_versions as (
+    select {{ joinery.compaction_hint(settings, 'w') }}
+        s.*,
+        {{ delta_columns | join(',\n        ') }},
+        w._joinery_source is not null and {{ joinery.compaction_version_wins(settings, 'w', 's') }} as delta_wins
+    from snapshot_rows as s
+    left join delta_winners as w
+        on {{ joinery.compaction_key_match(settings, 's', 'w') }}
+),
+
+snapshot_picked as (
+    select
+        {{ picked | join(',\n        ') }}
+    from snapshot_versions
+),
+
+matched_keys as (
+    select {{ joinery.compaction_hint(settings, 'w') }} s.*
+    from snapshot_keys as s
+    left semi join delta_winners as w
+        on {{ joinery.compaction_key_match(settings, 's', 'w') }}
+),
+
+delta_only as (
+    select {{ joinery.compaction_hint(settings, 'm') }}
+        {{ joinery.quoted_column_list(names, 'w') }}
+    from delta_winners as w
+    left anti join matched_keys as m
+        on {{ joinery.compaction_key_match(settings, 'w', 'm') }}
+),
+
+compacted as (
+    select * from snapshot_picked
+    union all
+    select * from delta_only
+)
+
+select
+    {{ joinery.quoted_column_list(names) }}
+from compacted
+where not {{ joinery.compaction_deleted_sql(settings) }}
+    {%- endset %}
+    {{ return(full_sql) }}
+{% endmacro %}
+
+
+{% macro compaction_incremental_sql(snapshot, deltas, target, identity_names, settings, defaults, removed) %}
+    {#- An incremental run of a joinery_upsert model: the changed rows and delete markers
+        (`_joinery_deleted`) that turn the previous compacted table into the new one.
+        - Usually: the new delta rows (loaded_at above the table's newest loaded_at; without
+          loaded_at, all of them) against the table's rows for their keys. A version already in the
+          table yields nothing, so applying a delta twice changes nothing.
+        - A new full snapshot (its newest loaded_at above the table's), or new columns from a delta:
+          the full compaction, compared with the table row by row (rows that differ, plus delete
+          markers for keys it no longer has). -#}
+    {% set plan = joinery.compaction_plan([target] + deltas, identity_names, settings, defaults, removed) %}
+    {% if not execute %}
+        {{ return('select 1 as joinery_unresolved') }}
+    {% endif %}
+    {% set target_columns = joinery.columns_of(target) %}
+    {% set target_names = target_columns | map(attribute='name') | list %}
+    {% for column in target_names if joinery.plan_entry(plan, column) is none %}
+        {{ joinery.raise_argument_error('compact', 'removed', removed,
+            'the newest delta no longer has column ' ~ column ~ ' of ' ~ target ~ ', and Spark cannot drop a column '
+            ~ 'of a parquet table in place: run this model once with --full-refresh to drop it') }}
+    {% endfor %}
+    {% set reshaped = namespace(value=false) %}
+    {% for entry in plan if 0 not in entry.sources or entry.source_types[0] != entry.type %}
+        {% set reshaped.value = true %}
+    {% endfor %}
+
+    {% set watermark_sql = none %}
+    {% set snapshot_newest_sql = none %}
+    {% set rebase = false %}
+    {% if settings.loaded_at is not none %}
+        {% set loaded_entry = joinery.plan_entry(plan, settings.loaded_at) %}
+        {% set snapshot_loaded = joinery.find_column(joinery.column_names(snapshot), settings.loaded_at) %}
+        {% set probe_sql %}
+            select
+                cast(max({{ joinery.quote_identifier(settings.loaded_at) }}) as string),
+                {% if snapshot_loaded %}
+                (select cast(max({{ joinery.quote_identifier(snapshot_loaded) }}) as string) from {{ snapshot }})
+                {% else %}
+                cast(null as string)
+                {% endif %}
+            from {{ target }}
+        {% endset %}
+        {% set probe = run_query(probe_sql).rows[0] %}
+        {% set literal = "cast('{}' as " ~ loaded_entry.type ~ ")" %}
+        {% if probe[0] is not none %}
+            {% set watermark_sql = literal.replace('{}', probe[0] | replace("'", "\\'")) %}
+        {% endif %}
+        {% if probe[1] is not none %}
+            {% set snapshot_newest_sql = literal.replace('{}', probe[1] | replace("'", "\\'")) %}
+            {#- Compared in SQL types by the probe's string forms only when both exist. -#}
+            {% set rebase = probe[0] is none
+                or run_query('select ' ~ snapshot_newest_sql ~ ' > ' ~ watermark_sql).rows[0][0] %}
+        {% endif %}
+    {% endif %}
+
+    {% if rebase %}
+        {% set full_plan = joinery.compaction_plan([snapshot] + deltas, identity_names, settings, defaults, removed) %}
+        {% set full_sql = joinery.compaction_full_sql(snapshot, deltas, full_plan, settings, snapshot_newest_sql) %}
+        {{ return(joinery.compaction_diff_sql(full_sql, full_plan, target, target_names, settings)) }}
+    {% endif %}
+    {% if reshaped.value %}
+        {#- The table plays the snapshot; only the new delta rows are read. -#}
+        {% set full_sql = joinery.compaction_full_sql(target, deltas, plan, settings, snapshot_newest_sql,
+            watermark_sql) %}
+        {{ return(joinery.compaction_diff_sql(full_sql, plan, target, target_names, settings)) }}
+    {% endif %}
+
+    {% set names = plan | map(attribute='name') | list %}
+    {% set identical = [] %}
+    {% for name in names %}
+        {% do identical.append('w.' ~ joinery.quote_identifier(name) ~ ' <=> m.' ~ joinery.quote_identifier(name)) %}
+    {% endfor %}
+    {% set incremental_sql %}
+with
+
+{{ joinery.compaction_delta_ctes(deltas, plan, settings, snapshot_newest_sql, watermark_sql) }},
+
+{#- One streaming pass over the table picks the rows of the keys the new deltas touch. #}
+matched_rows as (
+    select {{ joinery.compaction_hint(settings, 'w') }}
+        t.*,
+        true as _joinery_present
+    from {{ target }} as t
+    left semi join delta_winners as w
+        on {{ joinery.compaction_key_match(settings, 't', 'w') }}
+),
+
+versions as (
+    select {{ joinery.compaction_hint(settings, 'm') }}
+        w.*,
+        coalesce(m._joinery_present, false) as _joinery_present,
+        {{ joinery.compaction_version_wins(settings, 'w', 'm') }} as _joinery_wins,
+        {{ identical | join(' and ') }} as _joinery_identical
+    from delta_winners as w
+    left join matched_rows as m
+        on {{ joinery.compaction_key_match(settings, 'w', 'm') }}
+)
+
+select
+    {{ joinery.quoted_column_list(names) }},
+    _joinery_is_delete as _joinery_deleted
+from versions
+where
+    (not _joinery_present and not _joinery_is_delete)
+    or (_joinery_present and _joinery_wins and (_joinery_is_delete or not _joinery_identical))
+    {%- endset %}
+    {{ return(incremental_sql) }}
+{% endmacro %}
+
+
+{% macro compaction_diff_sql(full_sql, plan, target, target_names, settings) %}
+    {#- The rows of a full compaction that the table does not hold as they are, plus a delete marker
+        for each key of the table the compaction no longer has. -#}
+    {% set names = plan | map(attribute='name') | list %}
+    {% set target_select = [] %}
+    {% for entry in plan %}
+        {% set found = joinery.find_column(target_names, entry.name) %}
+        {% do target_select.append(('cast(' ~ joinery.quote_identifier(found) ~ ' as ' ~ entry.type ~ ')'
+            if found else 'cast(null as ' ~ entry.type ~ ')') ~ ' as ' ~ joinery.quote_identifier(entry.name)) %}
+    {% endfor %}
+    {% set same_row = [] %}
+    {% for name in names %}
+        {% do same_row.append('c.' ~ joinery.quote_identifier(name) ~ ' <=> t.' ~ joinery.quote_identifier(name)) %}
+    {% endfor %}
+    {% set diff_sql %}
+with
+
+compacted as (
+    {{ full_sql | indent(4) }}
+),
+
+target_rows as (
+    select
+        {{ target_select | join(',\n        ') }}
+    from {{ target }}
+),
+
+changed as (
+    select
+        c.*,
+        false as _joinery_deleted
+    from compacted as c
+    left anti join target_rows as t
+        on {{ same_row | join('\n        and ') }}
+),
+
+gone as (
+    select
+        t.*,
+        true as _joinery_deleted
+    from target_rows as t
+    left anti join compacted as c
+        on {{ joinery.compaction_key_match(settings, 't', 'c') }}
+)
+
+select * from changed
+union all
+select * from gone
+    {%- endset %}
+    {{ return(diff_sql) }}
+{% endmacro %}

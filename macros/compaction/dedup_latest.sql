@@ -1,0 +1,98 @@
+-- noqa: disable=LT02
+{#- dedup_latest: one row per key, the latest by `order_by` (seed document 004, "Duplicate Keys in
+    Delta"). The document's correlated `t.ts IN (SELECT MAX(ts) ...)` keeps every row that ties on
+    the maximum and drops keys whose ts is NULL; `row_number() ... = 1` keeps exactly one row per key
+    and plans as a WindowGroupLimit, which Spark evaluates before the shuffle. -#}
+
+{% macro dedup_latest(relation, key, order_by, tie_breaker=none) %}
+    {{ return(adapter.dispatch('dedup_latest', 'joinery')(relation, key, order_by, tie_breaker)) }}
+{% endmacro %}
+
+
+{% macro default__dedup_latest(relation, key, order_by, tie_breaker=none) %}
+    {% set relation = joinery.relation_list(relation, 'relation', 'dedup_latest') %}
+    {% if relation | length != 1 %}
+        {{ joinery.raise_argument_error('dedup_latest', 'relation', relation | map('string') | list,
+            'expected one relation (ref(), source() or this)') }}
+    {% endif %}
+    {% set relation = relation[0] %}
+    {% set key_columns = joinery.column_argument(relation, key, 'key', 'dedup_latest') %}
+    {% set available = joinery.column_names(relation) %}
+    {% set order_sql = joinery.order_expressions(order_by, available, 'order_by', 'dedup_latest') %}
+    {% if tie_breaker is none %}
+        {% set tie_sql = joinery.default_tie_breaker(joinery.columns_of(relation), key_columns) %}
+    {% else %}
+        {% set tie_sql = joinery.order_expressions(tie_breaker, available, 'tie_breaker', 'dedup_latest') %}
+    {% endif %}
+    {% if not execute %}
+        {{ return('select 1 as joinery_unresolved') }}
+    {% endif %}
+    {% set ordering = [] %}
+    {% for expression in order_sql + tie_sql %}
+        {% do ordering.append(expression ~ ' desc nulls last') %}
+    {% endfor %}
+    {% set ranked_sql %}
+    select
+        {{ joinery.quoted_column_list(available) }}
+    from (
+        select
+            *,
+            row_number() over (
+                partition by {{ joinery.quoted_column_list(key_columns) }}
+                order by {{ ordering | join(', ') }}
+            ) as _joinery_row_number
+        from {{ relation }}
+    ) as ranked
+    where _joinery_row_number = 1
+    {%- endset %}
+    {{ return(ranked_sql) }}
+{% endmacro %}
+
+
+{% macro column_argument(relation, value, argument, macro_name) %}
+    {#- A list of column names of `relation` (one name allowed), spelled as in the relation. -#}
+    {% set names = joinery.as_list(value, argument, macro_name) %}
+    {% for name in names if name is not string or name | trim == '' %}
+        {{ joinery.raise_argument_error(macro_name, argument, value, 'expected column names (strings)') }}
+    {% endfor %}
+    {{ return(joinery.require_columns(relation, names, argument, macro_name)) }}
+{% endmacro %}
+
+
+{% macro order_expressions(value, available, argument, macro_name) %}
+    {#- SQL expressions to order by (one or a list). A bare identifier must be a column of the
+        relation and is backtick-quoted; anything else is taken as a documented SQL expression. -#}
+    {% set expressions = joinery.as_list(value, argument, macro_name) %}
+    {% set rendered = [] %}
+    {% for expression in expressions %}
+        {% if expression is not string or expression | trim == '' %}
+            {{ joinery.raise_argument_error(macro_name, argument, value,
+                'expected a column name or SQL expression, or a list of them') }}
+        {% endif %}
+        {% if modules.re.match('^[A-Za-z_][A-Za-z0-9_]*$', expression | trim) %}
+            {% set column = joinery.find_column(available, expression | trim) %}
+            {% if column is none and execute %}
+                {{ joinery.raise_argument_error(macro_name, argument, expression,
+                    'no such column; columns are ' ~ tojson(available)) }}
+            {% endif %}
+            {% do rendered.append(joinery.quote_identifier(column or expression | trim)) %}
+        {% else %}
+            {% do rendered.append('(' ~ expression ~ ')') %}
+        {% endif %}
+    {% endfor %}
+    {{ return(rendered) }}
+{% endmacro %}
+
+
+{% macro default_tie_breaker(columns, key_columns) %}
+    {#- Every non-key column that Spark can order (maps cannot be compared), so that rows tying on
+        order_by resolve the same way on every run. -#}
+    {% set tie = [] %}
+    {% for column in columns %}
+        {% if (column.name | lower) not in (key_columns | map('lower') | list)
+            and 'map<' not in (column.dtype | lower) %}
+            {% do tie.append(joinery.quote_identifier(column.name)) %}
+        {% endif %}
+    {% endfor %}
+    {{ return(tie) }}
+{% endmacro %}

@@ -1,0 +1,214 @@
+-- noqa: disable=LT02
+{#- union_padded: UNION ALL by column name over relations whose schemas drifted (seed document 004,
+    "Schema Changes"). The column plan (names, widened types, padding) is built by
+    `joinery.union_column_plan` so that `compact` pads its snapshot and deltas exactly the same way. -#}
+
+{% macro union_padded(relations, defaults={}, removed='keep', source_column=none) %}
+    {{ return(adapter.dispatch('union_padded', 'joinery')(relations, defaults, removed, source_column)) }}
+{% endmacro %}
+
+
+{% macro default__union_padded(relations, defaults={}, removed='keep', source_column=none) %}
+    {% set relations = joinery.relation_list(relations, 'relations', 'union_padded') %}
+    {% if source_column is not none %}
+        {% do joinery.validate_identifier(source_column, 'source_column', 'union_padded') %}
+    {% endif %}
+    {% set plan = joinery.union_column_plan(relations, defaults, removed, 'union_padded') %}
+    {% if not execute %}
+        {{ return('select 1 as joinery_unresolved') }}
+    {% endif %}
+    {% if source_column is not none and joinery.find_column(plan | map(attribute='name') | list, source_column) %}
+        {{ joinery.raise_argument_error('union_padded', 'source_column', source_column,
+            'a name that is not already a column of the relations') }}
+    {% endif %}
+    {% set selects = [] %}
+    {% for relation in relations %}
+        {% set select_sql %}
+    select
+        {{ joinery.padded_select_list(plan, loop.index0) }}
+        {%- if source_column is not none %},
+        {{ loop.index0 }} as {{ joinery.quote_identifier(source_column) }}
+        {%- endif %}
+    from {{ relation }}
+        {%- endset %}
+        {% do selects.append(select_sql) %}
+    {% endfor %}
+    {{ return(selects | join('\n    union all\n')) }}
+{% endmacro %}
+
+
+{% macro relation_list(value, argument, macro_name, allow_empty=false) %}
+    {#- A relation argument may be one relation or a list of them; each must be a ref(), source() or
+        this, because joinery reads their columns. -#}
+    {% if value is string or value is none or value.identifier is defined %}
+        {% set items = [value] %}
+    {% elif value is iterable and value is not mapping %}
+        {% set items = value | list %}
+    {% else %}
+        {% set items = [value] %}
+    {% endif %}
+    {% if items | length == 0 and not allow_empty %}
+        {{ joinery.raise_argument_error(macro_name, argument, [], 'expected at least one relation') }}
+    {% endif %}
+    {% for item in items %}
+        {% if item is string or item is none or item.identifier is not defined %}
+            {{ joinery.raise_argument_error(macro_name, argument, item | string,
+                'expected a relation (ref(), source() or this) or a list of them') }}
+        {% endif %}
+    {% endfor %}
+    {{ return(items) }}
+{% endmacro %}
+
+
+{% macro union_column_plan(relations, defaults, removed, macro_name) %}
+    {#- One entry per output column: {name, type, sources: {relation index: column name},
+        source_types: {relation index: type}, default: SQL literal or none}. Output order is
+        first appearance; removed='drop' keeps only the columns of the last relation. -#}
+    {% if defaults is none %}{% set defaults = {} %}{% endif %}
+    {% if defaults is not mapping %}
+        {{ joinery.raise_argument_error(macro_name, 'defaults', defaults | string,
+            'expected a mapping of column name to SQL literal, e.g. {"value2": "\'default\'"}') }}
+    {% endif %}
+    {% for column, literal in defaults.items() %}
+        {% if literal is not string and literal is not number %}
+            {{ joinery.raise_argument_error(macro_name, 'defaults', {column: literal | string},
+                'expected a SQL literal (a string such as "\'default\'" or a number) for each column') }}
+        {% endif %}
+    {% endfor %}
+    {% if removed not in ['keep', 'drop'] %}
+        {{ joinery.raise_argument_error(macro_name, 'removed', removed,
+            'expected "keep" (pad columns missing from newer relations with NULL) or "drop"') }}
+    {% endif %}
+    {% if not execute %}
+        {{ return([]) }}
+    {% endif %}
+
+    {% set plan = [] %}
+    {% set by_name = {} %}
+    {% for relation in relations %}
+        {% set relation_index = loop.index0 %}
+        {% for column in joinery.columns_of(relation) %}
+            {% set lowered = column.name | lower %}
+            {% if lowered not in by_name %}
+                {% set entry = {'name': column.name, 'sources': {}, 'source_types': {}} %}
+                {% do by_name.update({lowered: entry}) %}
+                {% do plan.append(entry) %}
+            {% endif %}
+            {% do by_name[lowered].sources.update({relation_index: column.name}) %}
+            {% do by_name[lowered].source_types.update({relation_index: column.dtype | lower | replace(' ', '')}) %}
+        {% endfor %}
+    {% endfor %}
+
+    {% for column, literal in defaults.items() %}
+        {% if (column | lower) not in by_name %}
+            {{ joinery.raise_argument_error(macro_name, 'defaults', column,
+                'a key of defaults must be a column of one of the relations; columns are '
+                ~ tojson(plan | map(attribute='name') | list)) }}
+        {% endif %}
+    {% endfor %}
+    {% set default_by_name = {} %}
+    {% for column, literal in defaults.items() %}
+        {% do default_by_name.update({column | lower: literal ~ ''}) %}
+    {% endfor %}
+
+    {% set kept = [] %}
+    {% for entry in plan %}
+        {% if removed == 'keep' or ((relations | length) - 1) in entry.sources %}
+            {% set typed = [] %}
+            {% for i in range(relations | length) if i in entry.source_types %}
+                {% do typed.append({'relation': relations[i] | string, 'type': entry.source_types[i]}) %}
+            {% endfor %}
+            {% do entry.update({
+                'type': joinery.widest_type(entry.name, typed, macro_name),
+                'default': default_by_name.get(entry.name | lower)}) %}
+            {% do kept.append(entry) %}
+        {% endif %}
+    {% endfor %}
+    {{ return(kept) }}
+{% endmacro %}
+
+
+{% macro widest_type(column_name, typed, macro_name) %}
+    {#- The common type of one column across relations: integral types widen to the largest, mixed
+        with decimal to a decimal holding both, with float/double to double; date with timestamp to
+        timestamp; char/varchar/string to string. Anything else must match exactly. -#}
+    {% set types = typed | map(attribute='type') | unique | list %}
+    {% if types | length == 1 %}
+        {{ return(types[0]) }}
+    {% endif %}
+    {% set integral_digits = {'tinyint': 3, 'byte': 3, 'smallint': 5, 'short': 5, 'int': 10, 'integer': 10,
+        'bigint': 20, 'long': 20} %}
+    {% set integral_names = {3: 'tinyint', 5: 'smallint', 10: 'int', 20: 'bigint'} %}
+    {% set numeric = namespace(ok=true, fractional=false, decimal=false, whole=0, scale=0) %}
+    {% for t in types %}
+        {% set decimal_match = modules.re.match('^(?:decimal|numeric)(?:\\((\\d+),(\\d+)\\))?$', t) %}
+        {% if t in integral_digits %}
+            {% set numeric.whole = [numeric.whole, integral_digits[t]] | max %}
+        {% elif decimal_match %}
+            {% set precision = (decimal_match.group(1) or 10) | int %}
+            {% set scale = (decimal_match.group(2) or 0) | int %}
+            {% set numeric.decimal = true %}
+            {% set numeric.whole = [numeric.whole, precision - scale] | max %}
+            {% set numeric.scale = [numeric.scale, scale] | max %}
+        {% elif t in ['float', 'double', 'real'] %}
+            {% set numeric.fractional = true %}
+        {% else %}
+            {% set numeric.ok = false %}
+        {% endif %}
+    {% endfor %}
+    {% if numeric.ok %}
+        {% if numeric.fractional %}
+            {{ return('double') }}
+        {% elif numeric.decimal %}
+            {% set precision = [numeric.whole + numeric.scale, 38] | min %}
+            {{ return('decimal(' ~ precision ~ ',' ~ numeric.scale ~ ')') }}
+        {% else %}
+            {{ return(integral_names[numeric.whole]) }}
+        {% endif %}
+    {% endif %}
+    {% set temporal = types | reject('in', ['date', 'timestamp', 'timestamp_ltz', 'timestamp_ntz']) | list %}
+    {% if not temporal %}
+        {{ return('timestamp_ntz' if 'timestamp_ntz' in types and 'timestamp' not in types
+            and 'timestamp_ltz' not in types else 'timestamp') }}
+    {% endif %}
+    {% set textual = [] %}
+    {% for t in types if not (t == 'string' or t.startswith('varchar(') or t.startswith('char(')) %}
+        {% do textual.append(t) %}
+    {% endfor %}
+    {% if not textual %}
+        {{ return('string') }}
+    {% endif %}
+    {% set described = [] %}
+    {% for item in typed %}
+        {% do described.append(item.relation ~ ': ' ~ item.type) %}
+    {% endfor %}
+    {{ joinery.raise_argument_error(macro_name, 'relations', {'column': column_name, 'types': described},
+        'the types of one column cannot be reconciled; joinery widens tinyint < smallint < int < bigint '
+        ~ '< decimal < double, date < timestamp and char/varchar to string. Cast the column to one type '
+        ~ 'in a model before this one') }}
+{% endmacro %}
+
+
+{% macro padded_expression(entry, relation_index, prefix=none) %}
+    {#- Column `entry` as read from relation number `relation_index` (table alias `prefix`): the
+        column itself, cast to the widened type when needed, or the default / NULL when missing. -#}
+    {% set source = entry.sources.get(relation_index) %}
+    {% if source is none %}
+        {{ return('cast(' ~ (entry.default if entry.default is not none else 'null') ~ ' as ' ~ entry.type ~ ')') }}
+    {% endif %}
+    {% set column_sql = (prefix ~ '.' if prefix else '') ~ joinery.quote_identifier(source) %}
+    {% if entry.source_types[relation_index] == entry.type %}
+        {{ return(column_sql) }}
+    {% endif %}
+    {{ return('cast(' ~ column_sql ~ ' as ' ~ entry.type ~ ')') }}
+{% endmacro %}
+
+
+{% macro padded_select_list(plan, relation_index, prefix=none) %}
+    {% set items = [] %}
+    {% for entry in plan %}
+        {% do items.append(joinery.padded_expression(entry, relation_index, prefix) ~ ' as '
+            ~ joinery.quote_identifier(entry.name)) %}
+    {% endfor %}
+    {{ return(items | join(',\n        ')) }}
+{% endmacro %}

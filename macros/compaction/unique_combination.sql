@@ -1,0 +1,16 @@
+-- noqa: disable=LT02
+{#- One row per combination of `columns` (a composite key): fails with each combination that occurs
+    more than once and how often. NULLs count as a value, as they do in the compaction's key match. -#}
+{% test unique_combination(model, columns) %}
+    {% set key_columns = joinery.as_list(columns, 'columns', 'unique_combination') %}
+    {% for column in key_columns %}
+        {% do joinery.validate_identifier(column, 'columns', 'unique_combination') %}
+    {% endfor %}
+
+    select
+        {{ joinery.quoted_column_list(key_columns) }},
+        count(*) as n_rows
+    from {{ model }}
+    group by {{ joinery.quoted_column_list(key_columns) }}
+    having count(*) > 1
+{% endtest %}

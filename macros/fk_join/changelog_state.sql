@@ -1,0 +1,239 @@
+-- noqa: disable=LT02
+{#- changelog_state: a changelog (change events of a keyed table, arriving in batches) folded into
+    its current state, the KTable of seed document 003 (Kafka KIP-213). One row per key: the version
+    with the greatest `sequence_by`, whatever order the versions arrived in. A delete stays in the
+    state as a tombstone row (`_joinery_tombstone` true), so that an older event arriving later loses
+    to it instead of bringing the key back. `_joinery_changed_at` is the arrival (`loaded_at`) of each
+    row's current version: the rows a run changed are exactly those above the state's watermark
+    before the run, which is how fk_join and other models downstream read just the changes. -#}
+
+{% macro changelog_state(changelog, key, sequence_by, deleted, loaded_at=none, operation=none,
+    operation_values=none) %}
+    {{ return(adapter.dispatch('changelog_state', 'joinery')(changelog, key, sequence_by, deleted,
+        loaded_at, operation, operation_values)) }}
+{% endmacro %}
+
+
+{% macro default__changelog_state(changelog, key, sequence_by, deleted, loaded_at=none, operation=none,
+    operation_values=none) %}
+    {% set macro_name = 'changelog_state' %}
+    {% if changelog is none or changelog is string %}
+        {{ joinery.raise_argument_error(macro_name, 'changelog', changelog | string,
+            'expected a relation: ref(), source() or this') }}
+    {% endif %}
+    {% set key_columns = joinery.fk_join_column_list(changelog, key, 'key', macro_name) %}
+    {% set sequence_columns = joinery.fk_join_column_list(changelog, sequence_by, 'sequence_by', macro_name) %}
+    {% set loaded_at_column = none %}
+    {% if loaded_at is not none %}
+        {% set loaded_at_column = joinery.fk_join_column_list(changelog, loaded_at, 'loaded_at', macro_name) %}
+        {% if loaded_at_column | length != 1 %}
+            {{ joinery.raise_argument_error(macro_name, 'loaded_at', loaded_at, 'expected one column name') }}
+        {% endif %}
+        {% set loaded_at_column = loaded_at_column[0] %}
+    {% endif %}
+    {% set operation_check = joinery.changelog_state_operation_check(changelog, operation, operation_values) %}
+    {% if not execute %}
+        {{ return('select 1 as joinery_unresolved') }}
+    {% endif %}
+    {% set columns = joinery.columns_of(changelog) %}
+    {% set names = columns | map(attribute='name') | list %}
+    {% for reserved in ['_joinery_tombstone', '_joinery_changed_at', '_joinery_source_rank', '_joinery_rank'] %}
+        {% if joinery.find_column(names, reserved) is not none %}
+            {{ joinery.raise_argument_error(macro_name, 'changelog', changelog | string,
+                'a changelog may not have a column named ' ~ reserved ~ ' (joinery adds it)') }}
+        {% endif %}
+    {% endfor %}
+    {% set deleted_sql = joinery.changelog_state_deleted_expression(changelog, deleted) %}
+
+    {% set key_csv = joinery.quoted_column_list(key_columns) %}
+    {% set column_csv = joinery.quoted_column_list(names) %}
+    {% set ordering = [] %}
+    {% for column in sequence_columns %}
+        {% do ordering.append(joinery.quote_identifier(column) ~ ' desc nulls last') %}
+    {% endfor %}
+    {% if loaded_at_column %}
+        {% do ordering.append(joinery.quote_identifier(loaded_at_column) ~ ' desc nulls last') %}
+    {% endif %}
+    {#- Remaining ties (same version, same arrival): a delete wins, then a hash of the whole row, so
+        the winner is a function of the rows alone and an incremental run picks what a full
+        recompute picks. Map columns cannot be hashed in Spark and are left out of the hash. -#}
+    {% do ordering.append('_joinery_tombstone desc') %}
+    {% set hashable = [] %}
+    {% for column in columns if not (column.dtype | lower).startswith('map') %}
+        {% do hashable.append(joinery.quote_identifier(column.name)) %}
+    {% endfor %}
+    {% do ordering.append('xxhash64(' ~ hashable | join(', ') ~ ') desc') %}
+
+    {#- Rows that would make the state wrong stop the run with a message instead of vanishing. -#}
+    {% set checks = [] %}
+    {% for column in key_columns %}
+        {% do checks.append(joinery.changelog_state_fail_when(
+            joinery.quote_identifier(column) ~ ' is null',
+            joinery.fk_join_sql_string('joinery.changelog_state: a changelog row of ' ~ changelog
+            ~ ' has a NULL key column ' ~ column
+            ~ '; fix the row or filter it out before the changelog reaches changelog_state'))) %}
+    {% endfor %}
+    {% if loaded_at_column %}
+        {% do checks.append(joinery.changelog_state_fail_when(
+            joinery.quote_identifier(loaded_at_column) ~ ' is null',
+            joinery.fk_join_sql_string('joinery.changelog_state: a changelog row of ' ~ changelog
+            ~ ' has a NULL loaded_at (' ~ loaded_at_column ~ '); incremental runs could never read it'))) %}
+    {% endif %}
+    {% if operation_check %}
+        {% do checks.append(operation_check) %}
+    {% endif %}
+
+    {% set incremental = loaded_at_column is not none and joinery.fk_join_incremental_run() %}
+    {% set incremental_without_watermark = loaded_at_column is none and joinery.fk_join_incremental_run() %}
+
+    {% set state_sql %}
+    with
+
+    {% if incremental or incremental_without_watermark %}
+    previous_state as (
+        select * from {{ this }}
+    ),
+
+    {% endif %}
+    {% if incremental %}
+    watermark as (
+        select max(_joinery_changed_at) as loaded_watermark from previous_state
+    ),
+
+    {% endif %}
+    new_events as (
+        select
+            {{ joinery.quoted_column_list(names, 'changelog') }},
+            coalesce(({{ deleted_sql }}), false) as _joinery_tombstone,
+            {% if loaded_at_column -%}
+            changelog.{{ joinery.quote_identifier(loaded_at_column) }} as _joinery_changed_at,
+            {%- else -%}
+            cast(null as timestamp) as _joinery_changed_at,
+            {%- endif %}
+            1 as _joinery_source_rank
+        from {{ changelog }} as changelog
+        {% if incremental %}
+        cross join watermark
+        {% endif %}
+        where
+            {% if incremental -%}
+            (
+                watermark.loaded_watermark is null
+                or changelog.{{ joinery.quote_identifier(loaded_at_column) }} > watermark.loaded_watermark
+            )
+            and
+            {% endif -%}
+            {{ checks | join('\n            and ') }}
+    ),
+
+    {% if incremental or incremental_without_watermark %}
+    {#- Only the keys the new events touch compete with their previous state; every other key is
+        left alone by joinery_upsert. The previous version wins exact ties, so a batch read twice
+        (the watermark did not move) yields no changed row. -#}
+    competing_state as (
+        select
+            {{ joinery.quoted_column_list(names, 'previous_state') }},
+            previous_state._joinery_tombstone,
+            previous_state._joinery_changed_at,
+            0 as _joinery_source_rank
+        from previous_state
+        left semi join new_events
+            on {{ joinery.fk_join_key_match(key_columns, key_columns, 'previous_state', 'new_events') }}
+    ),
+
+    candidates as (
+        select * from new_events
+        union all
+        select * from competing_state
+    ),
+
+    {% else %}
+    candidates as (
+        select * from new_events
+    ),
+
+    {% endif %}
+    ranked as (
+        select
+            *,
+            row_number() over (
+                partition by {{ key_csv }}
+                order by {{ ordering | join(', ') }}, _joinery_source_rank asc
+            ) as _joinery_rank
+        from candidates
+    )
+
+    select
+        {{ column_csv }},
+        _joinery_tombstone,
+        _joinery_changed_at
+    from ranked
+    where
+        _joinery_rank = 1
+        {% if incremental or incremental_without_watermark %}
+        and _joinery_source_rank = 1
+        {% endif %}
+    {%- endset %}
+    {{ return(state_sql) }}
+{% endmacro %}
+
+
+{% macro changelog_state_fail_when(condition, message_sql) %}
+    {#- A row filter that is true for good rows and stops the query with `message_sql` on a bad one. -#}
+    {{ return('(case when ' ~ condition ~ ' then raise_error(' ~ message_sql ~ ') else true end)') }}
+{% endmacro %}
+
+
+{% macro changelog_state_deleted_expression(changelog, deleted) %}
+    {#- `deleted` is a documented SQL expression over the changelog's columns; it must be boolean. -#}
+    {% if deleted is not string or deleted | trim == '' or ';' in deleted %}
+        {{ joinery.raise_argument_error('changelog_state', 'deleted', deleted,
+            "expected a boolean SQL expression over the changelog's columns, e.g. \"op = 'd'\" (use 'false' when the changelog has no deletes)") }}
+    {% endif %}
+    {% if execute %}
+        {% set described = run_query('describe query select (' ~ deleted ~ ') as deleted_marker from ' ~ changelog) %}
+        {% set marker_type = described.columns[1].values()[0] | lower %}
+        {% if marker_type != 'boolean' %}
+            {{ joinery.raise_argument_error('changelog_state', 'deleted', deleted,
+                'expected a boolean SQL expression over the changelog\'s columns, but it has type ' ~ marker_type
+                ~ "; compare it with the delete value, e.g. \"op = 'd'\"") }}
+        {% endif %}
+    {% endif %}
+    {{ return(deleted) }}
+{% endmacro %}
+
+
+{% macro changelog_state_operation_check(changelog, operation, operation_values) %}
+    {#- Optional: the column holding the operation (c/u/d/r, insert/update/delete, ...) and its
+        allowed values. A row with any other value, or NULL, stops the run naming the value. Without
+        it, every row whose `deleted` expression is not true is an upsert, whatever its operation. -#}
+    {% if operation is none and operation_values is none %}
+        {{ return(none) }}
+    {% endif %}
+    {% if operation is none or operation_values is none %}
+        {{ joinery.raise_argument_error('changelog_state', 'operation' if operation is none else 'operation_values',
+            none, 'operation and operation_values go together: the operation column and the list of its allowed values') }}
+    {% endif %}
+    {% set column = joinery.fk_join_column_list(changelog, operation, 'operation', 'changelog_state') %}
+    {% if column | length != 1 %}
+        {{ joinery.raise_argument_error('changelog_state', 'operation', operation, 'expected one column name') }}
+    {% endif %}
+    {% set values = joinery.as_list(operation_values, 'operation_values', 'changelog_state') %}
+    {% set literals = [] %}
+    {% for value in values %}
+        {% if value is string %}
+            {% do literals.append(joinery.fk_join_sql_string(value)) %}
+        {% elif value is number and value is not boolean %}
+            {% do literals.append(value | string) %}
+        {% else %}
+            {{ joinery.raise_argument_error('changelog_state', 'operation_values', operation_values,
+                'expected a list of strings or numbers') }}
+        {% endif %}
+    {% endfor %}
+    {% set quoted = joinery.quote_identifier(column[0]) %}
+    {{ return(joinery.changelog_state_fail_when(
+        quoted ~ ' is null or ' ~ quoted ~ ' not in (' ~ literals | join(', ') ~ ')',
+        "concat('joinery.changelog_state: unknown operation value ', coalesce(cast(" ~ quoted
+        ~ " as string), 'NULL'), " ~ joinery.fk_join_sql_string(' in column ' ~ column[0] ~ ' of ' ~ changelog
+        ~ '; allowed: ' ~ values | join(', ') ~ ' (argument operation_values)') ~ ")")) }}
+{% endmacro %}

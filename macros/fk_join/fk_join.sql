@@ -1,0 +1,448 @@
+-- noqa: disable=LT02
+{#- fk_join: the foreign-key join of two changelog_state models (seed document 003, Kafka KIP-213),
+    keyed by the left key. Tombstoned state rows count as absent; a NULL foreign key never matches.
+    Full form: the join of the two states. Incremental form (a joinery_upsert model): only the left
+    keys affected by state changes the result has not seen yet are recomputed, and only those whose
+    result differs from the stored one are emitted, as upserts or deletes (`_joinery_deleted`). -#}
+
+{% macro fk_join(left, right, left_key, foreign_key, right_key, join_type='inner', left_columns=none,
+    right_columns=none) %}
+    {{ return(adapter.dispatch('fk_join', 'joinery')(left, right, left_key, foreign_key, right_key, join_type,
+        left_columns, right_columns)) }}
+{% endmacro %}
+
+
+{% macro default__fk_join(left, right, left_key, foreign_key, right_key, join_type='inner', left_columns=none,
+    right_columns=none) %}
+    {% set macro_name = 'fk_join' %}
+    {% if join_type not in ['inner', 'left'] %}
+        {{ joinery.raise_argument_error(macro_name, 'join_type', join_type, "expected 'inner' or 'left'") }}
+    {% endif %}
+    {% for argument, relation in [('left', left), ('right', right)] %}
+        {% if relation is none or relation is string %}
+            {{ joinery.raise_argument_error(macro_name, argument, relation | string,
+                'expected a changelog_state model: ref() or source()') }}
+        {% endif %}
+    {% endfor %}
+    {% set left_keys = joinery.fk_join_column_list(left, left_key, 'left_key', macro_name) %}
+    {% set foreign_keys = joinery.fk_join_column_list(left, foreign_key, 'foreign_key', macro_name) %}
+    {% set right_keys = joinery.fk_join_column_list(right, right_key, 'right_key', macro_name) %}
+    {% if foreign_keys | length != right_keys | length %}
+        {{ joinery.raise_argument_error(macro_name, 'foreign_key', foreign_key,
+            'expected as many columns as right_key ' ~ tojson(right_key) ~ ' (they match positionally)') }}
+    {% endif %}
+    {% if not execute %}
+        {{ return('select 1 as joinery_unresolved') }}
+    {% endif %}
+    {% do joinery.fk_join_require_state(left, 'left') %}
+    {% do joinery.fk_join_require_state(right, 'right') %}
+    {% do joinery.fk_join_check_key_types(left, foreign_keys, right, right_keys) %}
+
+    {% set left_outputs = joinery.fk_join_outputs(left, left_columns, left_keys, 'left_columns') %}
+    {% set right_outputs = joinery.fk_join_outputs(right, right_columns, right_keys, 'right_columns') %}
+    {% set outputs = [] %}
+    {% for column in left_keys %}
+        {% do outputs.append({'side': 'left_state', 'column': column, 'name': column}) %}
+    {% endfor %}
+    {% for output in left_outputs %}
+        {% do outputs.append({'side': 'left_state', 'column': output[0], 'name': output[1]}) %}
+    {% endfor %}
+    {% for output in right_outputs %}
+        {% do outputs.append({'side': 'right_state', 'column': output[0], 'name': output[1]}) %}
+    {% endfor %}
+    {% do joinery.fk_join_check_output_names(outputs) %}
+
+    {% set select_list = [] %}
+    {% for output in outputs %}
+        {% do select_list.append(output.side ~ '.' ~ joinery.quote_identifier(output.column) ~ ' as '
+            ~ joinery.quote_identifier(output.name)) %}
+    {% endfor %}
+    {% do select_list.append('left_state._joinery_changed_at as _joinery_left_changed_at') %}
+    {% do select_list.append('right_state._joinery_changed_at as _joinery_right_changed_at') %}
+    {% set join_condition = joinery.fk_join_key_match(foreign_keys, right_keys, 'left_state', 'right_state') %}
+    {% set left_key_match = joinery.fk_join_key_match(left_keys, left_keys, 'previous_affected', 'recomputed') %}
+    {% set value_names = outputs | map(attribute='name') | reject('in', left_keys) | list %}
+
+    {% if not joinery.fk_join_incremental_run() %}
+    {% set join_sql %}
+    with
+
+    left_state as (
+        select * from {{ left }}
+        where not _joinery_tombstone
+    ),
+
+    right_state as (
+        select * from {{ right }}
+        where not _joinery_tombstone
+    )
+
+    select
+        {{ select_list | join(',\n        ') }}
+    from left_state
+    {{ join_type }} join right_state
+        on {{ join_condition }}
+    {%- endset %}
+    {{ return(join_sql) }}
+    {% endif %}
+
+    {#- Incremental. Each result row keeps the arrival (`_joinery_changed_at`) of the left and right
+        state versions it was computed from; a side's watermark is the greatest of those. It never
+        passes a state change the result has not consumed (every stored value came from a state
+        read in an earlier run), so state rows above it are the changes to apply, plus possibly
+        some already applied: when a run's changes emit nothing (deletes of absent rows, unchanged
+        re-publishes, right rows nobody references) the watermark stays and they are read again
+        next run, which emits nothing again. A NULL `_joinery_changed_at` (a state built without
+        `loaded_at`) counts as changed on every run. -#}
+    {% set incremental_sql %}
+    with
+
+    previous_result as (
+        select * from {{ this }}
+    ),
+
+    watermark as (
+        select
+            max(_joinery_left_changed_at) as left_watermark,
+            max(_joinery_right_changed_at) as right_watermark
+        from previous_result
+    ),
+
+    right_changes as (
+        select distinct {{ joinery.quoted_column_list(right_keys, 'right_state') }}
+        from {{ right }} as right_state
+        cross join watermark
+        where
+            watermark.right_watermark is null
+            or right_state._joinery_changed_at is null
+            or right_state._joinery_changed_at > watermark.right_watermark
+    ),
+
+    {#- One pass over the left state: a left row is affected when it changed itself, or when its
+        (current) foreign key points at a right row that changed. A row that used to point there
+        and no longer does changed itself, so its old result is found through the left side. -#}
+    affected_left as (
+        select left_state.*
+        from {{ left }} as left_state
+        cross join watermark
+        left join right_changes
+            on {{ joinery.fk_join_key_match(foreign_keys, right_keys, 'left_state', 'right_changes') }}
+        where
+            watermark.left_watermark is null
+            or left_state._joinery_changed_at is null
+            or left_state._joinery_changed_at > watermark.left_watermark
+            or right_changes.{{ joinery.quote_identifier(right_keys[0]) }} is not null
+    ),
+
+    left_state as (
+        select * from affected_left
+        where not _joinery_tombstone
+    ),
+
+    right_state as (
+        select * from {{ right }}
+        where not _joinery_tombstone
+    ),
+
+    recomputed as (
+        select
+            {{ select_list | join(',\n            ') }}
+        from left_state
+        {{ join_type }} join right_state
+            on {{ join_condition }}
+    ),
+
+    previous_affected as (
+        select previous_result.*
+        from previous_result
+        left semi join affected_left
+            on {{ joinery.fk_join_key_match(left_keys, left_keys, 'previous_result', 'affected_left') }}
+    ),
+
+    {#- Emit only rows whose result value differs from the stored one: an unchanged re-publish
+        changes nothing, and a re-run over changes already applied yields no row at all. -#}
+    upserts as (
+        select
+            recomputed.*,
+            false as _joinery_deleted
+        from recomputed
+        left join previous_affected
+            on {{ left_key_match }}
+        where
+            previous_affected.{{ joinery.quote_identifier(left_keys[0]) }} is null
+            {% for name in value_names -%}
+            or not (recomputed.{{ joinery.quote_identifier(name) }}
+                <=> previous_affected.{{ joinery.quote_identifier(name) }})
+            {% endfor %}
+    ),
+
+    deletes as (
+        select
+            previous_affected.*,
+            true as _joinery_deleted
+        from previous_affected
+        left anti join recomputed
+            on {{ left_key_match }}
+    )
+
+    select * from upserts
+    union all
+    select * from deletes
+    {%- endset %}
+    {{ return(incremental_sql) }}
+{% endmacro %}
+
+
+{% macro fk_join_changes(result, key) %}
+    {{ return(adapter.dispatch('fk_join_changes', 'joinery')(result, key)) }}
+{% endmacro %}
+
+
+{% macro default__fk_join_changes(result, key) %}
+    {#- The output changelog of an fk_join result, as Kafka Streams emits it: for each run, one row
+        per key whose result value changed (an upsert with the new value) or disappeared (a
+        tombstone, value columns NULL). It compares the result with the newest logged value of
+        each key, so an unchanged re-publish logs nothing, a key that never had a result logs no
+        tombstone, and a run with no change logs no row. Use it in a model with
+        materialized='incremental' and incremental_strategy='append'. -#}
+    {% set macro_name = 'fk_join_changes' %}
+    {% if result is none or result is string %}
+        {{ joinery.raise_argument_error(macro_name, 'result', result | string,
+            'expected the fk_join model: ref()') }}
+    {% endif %}
+    {% set keys = joinery.fk_join_column_list(result, key, 'key', macro_name) %}
+    {% if not execute %}
+        {{ return('select 1 as joinery_unresolved') }}
+    {% endif %}
+    {% set values = [] %}
+    {% for name in joinery.column_names(result)
+        if not name | lower is in(keys | map('lower') | list) and not (name | lower).startswith('_joinery_') %}
+        {% do values.append(name) %}
+    {% endfor %}
+    {% set key_match = joinery.fk_join_key_match(keys, keys, 'current_result', 'latest_logged') %}
+    {% set incremental = joinery.fk_join_incremental_run() %}
+
+    {% set changes_sql %}
+    with
+
+    current_result as (
+        select {{ joinery.quoted_column_list(keys + values) }}
+        from {{ result }}
+    ),
+
+    {% if incremental %}
+    change_log as (
+        select * from {{ this }}
+    ),
+
+    previous_run as (
+        select coalesce(max(_joinery_run), 0) as last_run from change_log
+    ),
+
+    latest_logged as (
+        select *
+        from (
+            select
+                *,
+                row_number() over (
+                    partition by {{ joinery.quoted_column_list(keys) }} order by _joinery_run desc
+                ) as _joinery_rank
+            from change_log
+        ) as ranked
+        where _joinery_rank = 1 and not _joinery_tombstone
+    ),
+
+    upserts as (
+        select
+            {{ joinery.quoted_column_list(keys + values, 'current_result') }},
+            false as _joinery_tombstone
+        from current_result
+        left join latest_logged
+            on {{ key_match }}
+        where
+            latest_logged.{{ joinery.quote_identifier(keys[0]) }} is null
+            {% for name in values -%}
+            or not (current_result.{{ joinery.quote_identifier(name) }}
+                <=> latest_logged.{{ joinery.quote_identifier(name) }})
+            {% endfor %}
+    ),
+
+    tombstones as (
+        select
+            {{ joinery.quoted_column_list(keys, 'latest_logged') }},
+            {% for name in values -%}
+            {#- NULL of the column's own type. -#}
+            if(false, latest_logged.{{ joinery.quote_identifier(name) }}, null) as {{ joinery.quote_identifier(name) }},
+            {% endfor -%}
+            true as _joinery_tombstone
+        from latest_logged
+        left anti join current_result
+            on {{ key_match }}
+    ),
+
+    changes as (
+        select * from upserts
+        union all
+        select * from tombstones
+    )
+
+    select
+        changes.*,
+        previous_run.last_run + 1 as _joinery_run
+    from changes
+    cross join previous_run
+    {% else %}
+    changes as (
+        select
+            *,
+            false as _joinery_tombstone
+        from current_result
+    )
+
+    select
+        changes.*,
+        cast(1 as bigint) as _joinery_run
+    from changes
+    {% endif %}
+    {%- endset %}
+    {{ return(changes_sql) }}
+{% endmacro %}
+
+
+{#- Helpers shared by changelog_state and fk_join. -#}
+
+{% macro fk_join_column_list(relation, value, argument, macro_name) %}
+    {#- One column name or a list of them, each a column of `relation`, spelled as in the relation. -#}
+    {% set names = joinery.as_list(value, argument, macro_name) %}
+    {% for name in names if name is not string or name | trim == '' %}
+        {{ joinery.raise_argument_error(macro_name, argument, value, 'expected column names (strings)') }}
+    {% endfor %}
+    {{ return(joinery.require_columns(relation, names, argument, macro_name)) }}
+{% endmacro %}
+
+
+{% macro fk_join_key_match(left_columns, right_columns, left_alias, right_alias) %}
+    {% set conditions = [] %}
+    {% for left_column in left_columns %}
+        {% do conditions.append(left_alias ~ '.' ~ joinery.quote_identifier(left_column) ~ ' = '
+            ~ right_alias ~ '.' ~ joinery.quote_identifier(right_columns[loop.index0])) %}
+    {% endfor %}
+    {{ return(conditions | join(' and ')) }}
+{% endmacro %}
+
+
+{% macro fk_join_sql_string(text) %}
+    {#- `text` as a Spark SQL string literal. -#}
+    {{ return("'" ~ (text | string | replace('\\', '\\\\') | replace("'", "\\'")) ~ "'") }}
+{% endmacro %}
+
+
+{% macro fk_join_incremental_run() %}
+    {#- True when the calling model applies changes to an existing table: a joinery_upsert model
+        (joinery.is_incremental()) or a dbt incremental model (is_incremental()). -#}
+    {% if not execute %}
+        {{ return(false) }}
+    {% endif %}
+    {% set materialized = config.get('materialized') %}
+    {% if materialized == 'joinery_upsert' %}
+        {{ return(joinery.is_incremental()) }}
+    {% elif materialized == 'incremental' %}
+        {{ return(dbt.is_incremental()) }}
+    {% endif %}
+    {{ return(false) }}
+{% endmacro %}
+
+
+{% macro fk_join_require_state(relation, argument) %}
+    {% set names = joinery.column_names(relation) %}
+    {% for needed in ['_joinery_tombstone', '_joinery_changed_at'] if joinery.find_column(names, needed) is none %}
+        {{ joinery.raise_argument_error('fk_join', argument, relation | string,
+            'expected a changelog_state model (with columns _joinery_tombstone and _joinery_changed_at); '
+            ~ 'its columns are ' ~ tojson(names)) }}
+    {% endfor %}
+{% endmacro %}
+
+
+{% macro fk_join_type_family(dtype) %}
+    {% set dtype = dtype | lower %}
+    {% set numeric = ['tinyint', 'smallint', 'int', 'integer', 'bigint', 'float', 'double'] %}
+    {% if dtype in numeric or dtype.startswith('decimal') %}
+        {{ return('number') }}
+    {% elif dtype == 'string' or dtype.startswith('varchar') or dtype.startswith('char') %}
+        {{ return('string') }}
+    {% endif %}
+    {{ return(dtype) }}
+{% endmacro %}
+
+
+{% macro fk_join_check_key_types(left, foreign_keys, right, right_keys) %}
+    {#- Spark would compare a string foreign key with a numeric key by casting, which fails on bad
+        data under ANSI or silently never matches: mismatched kinds are a compile error instead. -#}
+    {% set left_types = {} %}
+    {% for column in joinery.columns_of(left) %}
+        {% do left_types.update({column.name | lower: column.dtype}) %}
+    {% endfor %}
+    {% set right_types = {} %}
+    {% for column in joinery.columns_of(right) %}
+        {% do right_types.update({column.name | lower: column.dtype}) %}
+    {% endfor %}
+    {% for foreign in foreign_keys %}
+        {% set left_type = left_types[foreign | lower] %}
+        {% set right_type = right_types[right_keys[loop.index0] | lower] %}
+        {% if joinery.fk_join_type_family(left_type) != joinery.fk_join_type_family(right_type) %}
+            {{ joinery.raise_argument_error('fk_join', 'foreign_key', foreign,
+                'its type ' ~ left_type ~ ' in ' ~ left ~ ' does not match the type ' ~ right_type ~ ' of right_key '
+                ~ right_keys[loop.index0] ~ ' in ' ~ right ~ '; cast one side in the changelog or its state model') }}
+        {% endif %}
+    {% endfor %}
+{% endmacro %}
+
+
+{% macro fk_join_outputs(relation, requested, keys, argument) %}
+    {#- [(column, output name)] for one side: `requested` is a list of columns, or a mapping
+        {column: output name}; by default every column except the keys and joinery's own. -#}
+    {% set available = joinery.column_names(relation) %}
+    {% set pairs = [] %}
+    {% if requested is none %}
+        {% for name in available
+            if not name | lower is in(keys | map('lower') | list) and not (name | lower).startswith('_joinery_') %}
+            {% do pairs.append((name, name)) %}
+        {% endfor %}
+    {% elif requested is mapping %}
+        {% set found = joinery.require_columns(relation, requested.keys() | list, argument, 'fk_join') %}
+        {% for column, output in requested.items() %}
+            {% do pairs.append((found[loop.index0], joinery.validate_identifier(output, argument, 'fk_join'))) %}
+        {% endfor %}
+    {% else %}
+        {% set found = joinery.fk_join_column_list(relation, requested, argument, 'fk_join') %}
+        {% for name in found if not name | lower is in(keys | map('lower') | list) or argument == 'right_columns' %}
+            {% do pairs.append((name, name)) %}
+        {% endfor %}
+    {% endif %}
+    {{ return(pairs) }}
+{% endmacro %}
+
+
+{% macro fk_join_check_output_names(outputs) %}
+    {% set seen = {} %}
+    {% set clashes = [] %}
+    {% for output in outputs %}
+        {% set name = output.name | lower %}
+        {% if name.startswith('_joinery_') %}
+            {% set argument = 'left_columns' if output.side == 'left_state' else 'right_columns' %}
+            {{ joinery.raise_argument_error('fk_join', argument, output.name,
+                'output names starting with _joinery_ are reserved for joinery') }}
+        {% endif %}
+        {% if name in seen %}
+            {% do clashes.append(seen[name] ~ ' and ' ~ output.side | replace('_state', '') ~ '.' ~ output.column
+                ~ ' are both named ' ~ output.name) %}
+        {% else %}
+            {% do seen.update({name: output.side | replace('_state', '') ~ '.' ~ output.column}) %}
+        {% endif %}
+    {% endfor %}
+    {% if clashes %}
+        {{ joinery.raise_argument_error('fk_join', 'right_columns', clashes,
+            'output column names must be unique: pick columns with left_columns / right_columns, or rename '
+            ~ 'them with a mapping, e.g. right_columns={"name": "customer_name"}') }}
+    {% endif %}
+{% endmacro %}

@@ -1,0 +1,136 @@
+{#- The joinery_upsert materialization: apply the changed rows a model selects (upserts, and deletes
+    through a boolean delete-marker column) to a table by `unique_key`. delta/iceberg: one MERGE.
+    parquet/orc/Hive SerDe tables: write the new version to a fresh directory and commit it with
+    metastore calls only, never touching the live files (docs/upsert.md). -#}
+
+{% materialization joinery_upsert, default %}
+    {% set settings = joinery.upsert_settings() %}
+    {% set target = this.incorporate(type='table') %}
+    {% set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) %}
+
+    {{ run_hooks(pre_hooks, inside_transaction=False) }}
+    {{ run_hooks(pre_hooks, inside_transaction=True) }}
+
+    {% if existing is not none and not existing.is_table %}
+        {#- A view holds no data: nothing to keep while the table is built. -#}
+        {% do adapter.drop_relation(existing) %}
+        {% set existing = none %}
+    {% endif %}
+
+    {% if settings.file_format in ('delta', 'iceberg') %}
+        {% set changes = joinery.upsert_stage_changes(sql) %}
+        {% set change_info = joinery.upsert_validate_changes(changes, settings) %}
+        {% do joinery.upsert_by_merge(target, existing, changes, change_info, settings) %}
+    {% else %}
+        {% do joinery.upsert_by_rewrite(target, existing, sql, settings) %}
+    {% endif %}
+
+    {{ run_hooks(post_hooks, inside_transaction=True) }}
+    {% do persist_docs(target, model) %}
+    {{ run_hooks(post_hooks, inside_transaction=False) }}
+    {{ return({'relations': [target]}) }}
+{% endmaterialization %}
+
+
+{% macro upsert_settings() %}
+    {#- The model's joinery_upsert config, validated. -#}
+    {% set where = 'joinery_upsert (model ' ~ model.name ~ ')' %}
+    {% set unique_key = config.get('unique_key') %}
+    {% if unique_key is none or unique_key == [] or unique_key == '' %}
+        {{ joinery.raise_argument_error(where, 'unique_key', unique_key,
+            'joinery_upsert needs unique_key: the column (or list of columns) that identifies a row') }}
+    {% endif %}
+    {% set keys = joinery.as_list(unique_key, 'unique_key', where) %}
+    {% set deleted_column = config.get('deleted_column', '_joinery_deleted') %}
+    {% do joinery.validate_identifier(deleted_column, 'deleted_column', where) %}
+    {% set partition_by = config.get('partition_by') %}
+    {% set partitions = joinery.as_list(partition_by, 'partition_by', where) if partition_by is not none else [] %}
+    {% set file_format = (config.get('file_format') or 'parquet') | lower %}
+    {% set allowed_formats = ['parquet', 'orc', 'hive', 'delta', 'iceberg'] %}
+    {% if file_format not in allowed_formats %}
+        {{ joinery.raise_argument_error(where, 'file_format', file_format, 'expected one of ' ~ tojson(allowed_formats)) }}
+    {% endif %}
+    {% set options = config.get('options') or {} %}
+    {% if options is not mapping %}
+        {{ joinery.raise_argument_error(where, 'options', options, "expected a mapping, e.g. {'fileFormat': 'avro'}") }}
+    {% endif %}
+    {% if file_format == 'hive' and not options %}
+        {#- Without a fileFormat, Spark writes Hive text files, which cannot hold nested types or NULLs
+            distinct from empty strings faithfully. -#}
+        {{ joinery.raise_argument_error(where, 'options', options,
+            "file_format 'hive' needs options={'fileFormat': ...}, e.g. {'fileFormat': 'avro'}") }}
+    {% endif %}
+    {{ return({'where': where, 'unique_key': keys, 'deleted_column': deleted_column, 'partition_by': partitions,
+        'file_format': file_format, 'options': options}) }}
+{% endmacro %}
+
+
+{% macro upsert_stage_changes(sql) %}
+    {#- The model's changed rows, computed once and cached for this run: validation, statistics and
+        the write all read them, and the model's SELECT (which may read {{ this }}) is evaluated
+        before anything changes. -#}
+    {% set changes = this.identifier ~ '__joinery_changes' %}
+    {% do run_query('create or replace temporary view ' ~ changes ~ ' as\n' ~ sql) %}
+    {% do run_query('cache table ' ~ changes) %}
+    {{ return(changes) }}
+{% endmacro %}
+
+
+{% macro upsert_validate_changes(changes, settings) %}
+    {#- Check the changed rows' columns against the config; returns their columns (minus the delete
+        marker), the key, partition and delete-marker columns as spelled in the SELECT, and their
+        statistics (rows, live rows, duplicate keys). -#}
+    {% set where = settings.where %}
+    {% set columns = joinery.upsert_describe(changes)['columns'] %}
+    {% set names = columns | map(attribute='name') | list %}
+    {% set keys = [] %}
+    {% for key in settings.unique_key %}
+        {% set found = joinery.find_column(names, key) %}
+        {% if found is none %}
+            {{ joinery.raise_argument_error(where, 'unique_key', key, "no such column in the model's SELECT; its columns are " ~ tojson(names)) }}
+        {% endif %}
+        {% do keys.append(found) %}
+    {% endfor %}
+    {% set partitions = [] %}
+    {% for column in settings.partition_by %}
+        {% set found = joinery.find_column(names, column) %}
+        {% if found is none %}
+            {{ joinery.raise_argument_error(where, 'partition_by', column, "no such column in the model's SELECT; its columns are " ~ tojson(names)) }}
+        {% endif %}
+        {% do partitions.append(found) %}
+    {% endfor %}
+    {% set deleted = joinery.find_column(names, settings.deleted_column) %}
+    {% if deleted is not none %}
+        {% set deleted_type = (columns | selectattr('name', 'equalto', deleted) | first)['type'] %}
+        {% if deleted_type | lower != 'boolean' %}
+            {{ joinery.raise_argument_error(where, 'deleted_column', deleted,
+                'the delete marker must be a boolean column, but it is ' ~ deleted_type) }}
+        {% endif %}
+    {% endif %}
+    {% set stored = columns | rejectattr('name', 'equalto', deleted) | list %}
+    {#- Partition columns last: Spark stores them after the data columns. -#}
+    {% set data_columns = [] %}
+    {% set partition_columns = [] %}
+    {% for column in stored if column.name not in partitions %}
+        {% do data_columns.append(column) %}
+    {% endfor %}
+    {% for name in partitions %}
+        {% do partition_columns.append(stored | selectattr('name', 'equalto', name) | first) %}
+    {% endfor %}
+    {% set live = 'not coalesce(' ~ joinery.quote_identifier(deleted) ~ ', false)' if deleted else 'true' %}
+    {% set key_list = joinery.quoted_column_list(keys) %}
+    {% set key_struct = [] %}
+    {% for key in keys %}
+        {% do key_struct.append(joinery.upsert_sql_string(key) ~ ', ' ~ joinery.quote_identifier(key)) %}
+    {% endfor %}
+    {% set stats = run_query(
+        'select count(*), coalesce(sum(n), 0), coalesce(sum(live), 0), coalesce(max(n), 0), max_by(key_json, n)\n'
+        ~ 'from (select count(*) as n, count_if(' ~ live ~ ') as live, to_json(named_struct(' ~ key_struct | join(', ') ~ ')) as key_json\n'
+        ~ '      from ' ~ changes ~ ' group by ' ~ key_list ~ ')').rows[0] %}
+    {% if stats[3] > 1 %}
+        {{ exceptions.raise_compiler_error(where ~ ': the changed rows hold ' ~ stats[3] ~ ' rows for the key ' ~ stats[4]
+            ~ ' (unique_key ' ~ tojson(keys) ~ '); an upsert batch needs one row per key: deduplicate it in the model (e.g. joinery.dedup_latest)') }}
+    {% endif %}
+    {{ return({'columns': data_columns + partition_columns, 'keys': keys, 'partition_by': partitions,
+        'deleted': deleted, 'live': live, 'rows': stats[1] | int, 'live_rows': stats[2] | int}) }}
+{% endmacro %}

@@ -1,0 +1,84 @@
+{#- The commit protocol of joinery_upsert on parquet and Hive tables (docs/upsert.md says why each
+    step is crash safe). A commit is described by a journal, stored in the target's table property
+    `joinery.pending` before any of it is applied, so a run killed halfway through a multi-step commit
+    is finished by the next run (`upsert_recover`) instead of leaving it half applied:
+      {"run": id, "state": "committing", "location": new table location or none,
+       "add_columns": [[name, type]], "set": [[spec, location]], "add": [[spec, location]],
+       "drop": [spec], "delete": [directories to delete now], "keep": [superseded directories kept
+       as the previous version, deleted by the next commit]}
+    A journal in state "writing" ({"state": "writing", "dir": ...}) marks a version directory being
+    written; a run killed then leaves a directory that the next run deletes. -#}
+
+{% macro upsert_set_pending(relation_sql, journal) %}
+    {% do run_query('alter table ' ~ relation_sql ~ ' set tblproperties (' ~ joinery.upsert_sql_string('joinery.pending')
+        ~ ' = ' ~ joinery.upsert_sql_string(tojson(journal) if journal else '') ~ ')') %}
+{% endmacro %}
+
+
+{% macro upsert_apply_commit(relation, root, journal) %}
+    {#- Apply a committing journal. Every step is idempotent, so replaying a journal that was partly
+        applied before a crash ends in the same state. -#}
+    {% set relation_sql = relation.render() %}
+    {% if journal['add_columns'] %}
+        {% set present = joinery.upsert_describe(relation_sql)['columns'] | map(attribute='name') | map('lower') | list %}
+        {% set missing = [] %}
+        {% for column in journal['add_columns'] if column[0] | lower not in present %}
+            {% do missing.append(joinery.quote_identifier(column[0]) ~ ' ' ~ column[1]) %}
+        {% endfor %}
+        {% if missing %}
+            {% do run_query('alter table ' ~ relation_sql ~ ' add columns (' ~ missing | join(', ') ~ ')') %}
+        {% endif %}
+    {% endif %}
+    {% if journal['location'] %}
+        {#- The commit of a non-partitioned table: one metastore call. -#}
+        {% do run_query('alter table ' ~ relation_sql ~ ' set location ' ~ joinery.upsert_sql_string(journal['location'])) %}
+    {% endif %}
+    {% for spec, location in journal['set'] %}
+        {% do run_query('alter table ' ~ relation_sql ~ ' partition (' ~ spec ~ ') set location '
+            ~ joinery.upsert_sql_string(location)) %}
+    {% endfor %}
+    {% if journal['add'] %}
+        {% set added = [] %}
+        {% for spec, location in journal['add'] %}
+            {% do added.append('partition (' ~ spec ~ ') location ' ~ joinery.upsert_sql_string(location)) %}
+        {% endfor %}
+        {% do run_query('alter table ' ~ relation_sql ~ ' add if not exists ' ~ added | join(' ')) %}
+    {% endif %}
+    {% if journal['drop'] %}
+        {% set dropped = [] %}
+        {% for spec in journal['drop'] %}
+            {% do dropped.append('partition (' ~ spec ~ ')') %}
+        {% endfor %}
+        {% do run_query('alter table ' ~ relation_sql ~ ' drop if exists ' ~ dropped | join(', ')) %}
+    {% endif %}
+    {% for path in journal['delete'] %}
+        {% do joinery.upsert_delete_directory(relation, root, path) %}
+    {% endfor %}
+    {% do run_query('alter table ' ~ relation_sql ~ ' set tblproperties ('
+        ~ joinery.upsert_sql_string('joinery.pending') ~ ' = \'\', '
+        ~ joinery.upsert_sql_string('joinery.garbage') ~ ' = ' ~ joinery.upsert_sql_string(tojson(journal['keep'])) ~ ', '
+        ~ joinery.upsert_sql_string('joinery.version') ~ ' = ' ~ joinery.upsert_sql_string(journal['run']) ~ ')') %}
+    {#- Cached file listings of this session would still name the old files. -#}
+    {% do run_query('refresh table ' ~ relation_sql) %}
+{% endmacro %}
+
+
+{% macro upsert_recover(relation, properties) %}
+    {#- Finish or undo what a killed run left: roll a committing journal forward (its data was fully
+        written and checked before the journal was stored), delete a half-written directory. -#}
+    {% set pending = properties.get('joinery.pending') or '' %}
+    {% if pending == '' %}
+        {{ return(false) }}
+    {% endif %}
+    {% set journal = fromjson(pending) %}
+    {% set root = properties['joinery.root'] %}
+    {% if journal['state'] == 'committing' %}
+        {{ log('joinery_upsert: finishing the commit of run ' ~ journal['run'] ~ ' on ' ~ relation ~ ', interrupted earlier', info=true) }}
+        {% do joinery.upsert_apply_commit(relation, root, journal) %}
+    {% else %}
+        {{ log('joinery_upsert: removing ' ~ journal['dir'] ~ ', left half-written by an interrupted run on ' ~ relation, info=true) }}
+        {% do joinery.upsert_delete_directory(relation, root, journal['dir']) %}
+        {% do joinery.upsert_set_pending(relation.render(), none) %}
+    {% endif %}
+    {{ return(true) }}
+{% endmacro %}

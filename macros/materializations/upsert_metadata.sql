@@ -1,0 +1,148 @@
+{#- Private helpers of the joinery_upsert materialization: reading table metadata from Spark, and
+    rendering the SQL literals, partition specs and DDL the commit protocol needs. -#}
+
+{% macro upsert_sql_string(value) %}
+    {#- A Spark SQL string literal; backslashes and quotes escaped so any path or JSON fits. -#}
+    {{ return("'" ~ (value | string | replace('\\', '\\\\') | replace("'", "\\'")) ~ "'") }}
+{% endmacro %}
+
+
+{% macro upsert_describe(relation_sql) %}
+    {#- Columns, partition columns, location and type of a table (or the columns of a view), from
+        one `describe table extended`. -#}
+    {% set rows = run_query('describe table extended ' ~ relation_sql).rows %}
+    {% set info = {'columns': [], 'partition_columns': [], 'location': none, 'type': none} %}
+    {% set section = namespace(name='columns') %}
+    {% for row in rows %}
+        {% set key = (row[0] or '') | trim %}
+        {% set value = (row[1] or '') | trim %}
+        {% if key == '# Partition Information' %}
+            {% set section.name = 'partitions' %}
+        {% elif key == '# Detailed Table Information' %}
+            {% set section.name = 'details' %}
+        {% elif key == '' or key.startswith('#') %}
+            {% if section.name == 'columns' %}{% set section.name = 'other' %}{% endif %}
+        {% elif section.name == 'columns' %}
+            {% do info['columns'].append({'name': key, 'type': value}) %}
+        {% elif section.name == 'partitions' %}
+            {% do info['partition_columns'].append(key) %}
+        {% elif section.name == 'details' and key == 'Location' %}
+            {% do info.update({'location': value}) %}
+        {% elif section.name == 'details' and key == 'Type' %}
+            {% do info.update({'type': value}) %}
+        {% endif %}
+    {% endfor %}
+    {{ return(info) }}
+{% endmacro %}
+
+
+{% macro upsert_table_properties(relation_sql) %}
+    {#- The table's properties as a dict. -#}
+    {% set properties = {} %}
+    {% for row in run_query('show tblproperties ' ~ relation_sql).rows %}
+        {% do properties.update({row[0]: row[1]}) %}
+    {% endfor %}
+    {{ return(properties) }}
+{% endmacro %}
+
+
+{% macro upsert_schema_location(schema) %}
+    {% for row in run_query('describe schema extended ' ~ joinery.quote_identifier(schema)).rows
+        if row[0] | trim == 'Location' %}
+        {{ return(row[1] | trim) }}
+    {% endfor %}
+    {{ exceptions.raise_compiler_error('joinery_upsert: cannot find the location of schema ' ~ schema) }}
+{% endmacro %}
+
+
+{% macro upsert_partition_spec(partition_columns, values) %}
+    {#- `k` = '1', `d` = '2024-01-01': a partition spec from values read as strings (Spark casts a
+        string in a partition spec to the column's type). -#}
+    {% set parts = [] %}
+    {% for column in partition_columns %}
+        {% if values[loop.index0] is none %}
+            {{ exceptions.raise_compiler_error('joinery_upsert: partition column `' ~ column
+                ~ '` is NULL for some rows; partition columns of a joinery_upsert model must not be NULL') }}
+        {% endif %}
+        {% do parts.append(joinery.quote_identifier(column) ~ ' = ' ~ joinery.upsert_sql_string(values[loop.index0])) %}
+    {% endfor %}
+    {{ return(parts | join(', ')) }}
+{% endmacro %}
+
+
+{% macro upsert_partition_specs(sql, partition_columns) %}
+    {#- The distinct partitions of the rows of `sql`, as partition specs. -#}
+    {% set casts = [] %}
+    {% for column in partition_columns %}
+        {% do casts.append('cast(' ~ joinery.quote_identifier(column) ~ ' as string)') %}
+    {% endfor %}
+    {% set specs = [] %}
+    {% for row in run_query('select distinct ' ~ casts | join(', ') ~ ' from (' ~ sql ~ ')').rows %}
+        {% do specs.append(joinery.upsert_partition_spec(partition_columns, row.values())) %}
+    {% endfor %}
+    {{ return(specs | sort) }}
+{% endmacro %}
+
+
+{% macro upsert_partition_predicate(specs) %}
+    {#- (`k` = '1') or (`k` = '2'): rows of the given partitions; literal, so Spark prunes statically. -#}
+    {% if specs | length == 0 %}
+        {{ return('false') }}
+    {% endif %}
+    {% set terms = [] %}
+    {% for spec in specs %}
+        {% do terms.append('(' ~ spec | replace(', ', ' and ') ~ ')') %}
+    {% endfor %}
+    {{ return(terms | join(' or ')) }}
+{% endmacro %}
+
+
+{% macro upsert_partition_location(relation_sql, spec) %}
+    {% for row in run_query('describe table extended ' ~ relation_sql ~ ' partition (' ~ spec ~ ')').rows
+        if (row[0] or '') | trim == 'Location' %}
+        {{ return(row[1] | trim) }}
+    {% endfor %}
+    {{ exceptions.raise_compiler_error('joinery_upsert: no location for partition (' ~ spec ~ ') of ' ~ relation_sql) }}
+{% endmacro %}
+
+
+{% macro upsert_column_ddl(columns) %}
+    {% set parts = [] %}
+    {% for column in columns %}
+        {% do parts.append(joinery.quote_identifier(column.name) ~ ' ' ~ column.type) %}
+    {% endfor %}
+    {{ return(parts | join(',\n    ')) }}
+{% endmacro %}
+
+
+{% macro upsert_storage_clause(settings) %}
+    {#- using <format> [options (...)] [partitioned by (...)] for the target and its staging tables. -#}
+    {% set clause = 'using ' ~ settings.file_format %}
+    {% if settings.options %}
+        {% set options = [] %}
+        {% for key, value in settings.options.items() %}
+            {% do options.append(joinery.upsert_sql_string(key) ~ ' = ' ~ joinery.upsert_sql_string(value)) %}
+        {% endfor %}
+        {% set clause = clause ~ '\noptions (' ~ options | join(', ') ~ ')' %}
+    {% endif %}
+    {% if settings.partition_by %}
+        {% set clause = clause ~ '\npartitioned by (' ~ joinery.quoted_column_list(settings.partition_by) ~ ')' %}
+    {% endif %}
+    {{ return(clause) }}
+{% endmacro %}
+
+
+{% macro upsert_delete_directory(relation, root, path) %}
+    {#- Spark SQL has no statement that deletes a directory, but dropping a managed table deletes its
+        location: point a throwaway managed table at the directory and drop it. Only version
+        directories of this table's root are ever deleted. -#}
+    {% if not path or not path.startswith(root ~ '/v=') %}
+        {{ exceptions.raise_compiler_error('joinery_upsert: refusing to delete ' ~ path
+            ~ ', which is not a version directory under ' ~ root) }}
+    {% endif %}
+    {% set janitor = relation.schema ~ '.' ~ relation.identifier ~ '__joinery_janitor' %}
+    {% do run_query('drop table if exists ' ~ janitor) %}
+    {% do run_query('create table ' ~ janitor ~ ' (unused int) using parquet') %}
+    {% do run_query('alter table ' ~ janitor ~ ' set location ' ~ joinery.upsert_sql_string(path)) %}
+    {% do run_query('drop table ' ~ janitor) %}
+{% endmacro %}

@@ -1,0 +1,284 @@
+{#- joinery_upsert on parquet, orc and Hive SerDe tables: a new version in a fresh directory, checked,
+    then committed by metastore calls (upsert_commit.sql). -#}
+
+{% macro upsert_by_rewrite(target, existing, sql, settings) %}
+    {% set target_sql = target.render() %}
+    {% set run_id = run_started_at.strftime('%Y%m%d%H%M%S%f') ~ '_' ~ invocation_id[:8] %}
+
+    {#- Is the existing table one of ours (versioned layout)? Finish what a killed run left first. -#}
+    {% set properties = joinery.upsert_table_properties(target_sql) if existing is not none else {} %}
+    {% set managed = 'joinery.root' in properties %}
+    {% if managed and joinery.upsert_recover(target, properties) %}
+        {% set properties = joinery.upsert_table_properties(target_sql) %}
+    {% endif %}
+    {% set full_build = existing is none or not managed or should_full_refresh() %}
+
+    {% set changes = joinery.upsert_stage_changes(sql) %}
+    {% set change_info = joinery.upsert_validate_changes(changes, settings) %}
+    {% set partitions = change_info.partition_by %}
+
+    {% if not full_build and change_info.rows == 0 %}
+        {#- Nothing changed: no rewrite, no commit; the table keeps its files and location. -#}
+        {% call statement('main') %}select 'joinery_upsert: no changed rows' as status{% endcall %}
+        {{ log('joinery_upsert ' ~ target ~ ': no changed rows, table left unchanged', info=true) }}
+        {% do run_query('uncache table if exists ' ~ changes) %}
+        {{ return(none) }}
+    {% endif %}
+
+    {#- Where versions live. -#}
+    {% if managed %}
+        {% set root = properties['joinery.root'] %}
+    {% elif config.get('location_root') %}
+        {% set root = config.get('location_root') ~ '/' ~ target.identifier %}
+    {% else %}
+        {% set root = joinery.upsert_schema_location(target.schema) ~ '/' ~ target.identifier %}
+    {% endif %}
+    {% set target_info = joinery.upsert_describe(target_sql) if existing is not none else none %}
+    {% if existing is not none and not managed and target_info['location'].startswith(root) %}
+        {#- A table joinery did not create (e.g. a former `table` model) that lives at the default
+            root: dropping it (if managed) deletes that directory, so our versions go beside it. -#}
+        {% set root = root ~ '__joinery' %}
+    {% endif %}
+    {% set version_dir = root ~ '/v=' ~ run_id %}
+
+    {#- The columns of the new version, and the SELECT that produces it. -#}
+    {% set plan = joinery.upsert_plan(target_sql, target_info if managed else none, full_build, changes, change_info, settings) %}
+
+    {#- Write the new version into its own directory through a staging table. -#}
+    {% set stage_sql = target.schema ~ '.' ~ target.identifier ~ '__joinery_stage' %}
+    {% do run_query('drop table if exists ' ~ stage_sql) %}
+    {% if managed %}
+        {% do joinery.upsert_set_pending(target_sql, {'run': run_id, 'state': 'writing', 'dir': version_dir}) %}
+    {% endif %}
+    {% do run_query('create table ' ~ stage_sql ~ ' (\n    ' ~ joinery.upsert_column_ddl(plan.columns) ~ '\n)\n'
+        ~ joinery.upsert_storage_clause(settings) ~ '\nlocation ' ~ joinery.upsert_sql_string(version_dir)) %}
+    {% if partitions and settings.file_format == 'hive' %}
+        {% do run_query('set hive.exec.dynamic.partition.mode=nonstrict') %}
+    {% endif %}
+    {% call statement('main') %}
+        insert into {{ stage_sql }}
+        {{ plan.select }}
+    {% endcall %}
+
+    {#- Check the written version before committing it: its row count must be what the changes
+        imply (a partial or doubled write fails here and the live table is never touched). -#}
+    {% set produced = {} %}
+    {% if partitions %}
+        {% for spec in joinery.upsert_partition_specs('select * from ' ~ stage_sql, partitions) %}
+            {% do produced.update({spec: joinery.upsert_partition_location(stage_sql, spec)}) %}
+        {% endfor %}
+    {% endif %}
+    {% set written = run_query('select count(*) from ' ~ stage_sql).rows[0][0] | int %}
+    {% do run_query('drop table ' ~ stage_sql) %}
+    {% if written != plan.expected_rows %}
+        {{ exceptions.raise_compiler_error('joinery_upsert ' ~ target ~ ': the new version in ' ~ version_dir ~ ' has '
+            ~ written ~ ' rows where ' ~ plan.expected_rows ~ ' were expected; the table was not changed') }}
+    {% endif %}
+
+    {#- Commit. -#}
+    {% set journal = {'run': run_id, 'state': 'committing', 'location': none, 'add_columns': plan.add_columns,
+        'set': [], 'add': [], 'drop': [], 'keep': [],
+        'delete': fromjson(properties.get('joinery.garbage') or '[]') if managed else []} %}
+    {% set recreate = existing is not none and (not managed or plan.recreate) %}
+    {% if partitions %}
+        {% for spec, location in produced | dictsort %}
+            {% if spec in plan.existing_partitions and not recreate %}
+                {% do journal['set'].append([spec, location]) %}
+            {% else %}
+                {% do journal['add'].append([spec, location]) %}
+            {% endif %}
+        {% endfor %}
+        {% for spec in plan.existing_partitions if spec not in produced and not recreate %}
+            {% do journal['drop'].append(spec) %}
+        {% endfor %}
+        {% if managed %}
+            {% for spec in plan.existing_partitions %}
+                {% do journal['keep'].append(joinery.upsert_partition_location(target_sql, spec)) %}
+            {% endfor %}
+        {% endif %}
+    {% else %}
+        {% do journal.update({'location': version_dir}) %}
+        {% if managed %}
+            {% do journal['keep'].append(target_info['location']) %}
+        {% endif %}
+    {% endif %}
+    {#- Only our own version directories are ever deleted later. -#}
+    {% set keep = [] %}
+    {% for path in journal['keep'] if path and path.startswith(root ~ '/v=') %}
+        {% do keep.append(path) %}
+    {% endfor %}
+    {% do journal.update({'keep': keep}) %}
+
+    {% if existing is none or recreate %}
+        {#- A new table definition. For a table we did not create, or a full refresh that changes the
+            schema beyond added columns, the old definition is dropped only now that the new data is
+            written (external tables keep their files; a former managed table's files go with it). -#}
+        {% if recreate %}
+            {% do adapter.drop_relation(existing) %}
+        {% endif %}
+        {% set pending = journal if partitions else none %}
+        {% do run_query('create table ' ~ target_sql ~ ' (\n    ' ~ joinery.upsert_column_ddl(plan.columns) ~ '\n)\n'
+            ~ joinery.upsert_storage_clause(settings) ~ '\nlocation ' ~ joinery.upsert_sql_string(root if partitions else version_dir)
+            ~ '\ntblproperties (' ~ joinery.upsert_sql_string('joinery.root') ~ ' = ' ~ joinery.upsert_sql_string(root) ~ ', '
+            ~ joinery.upsert_sql_string('joinery.pending') ~ ' = ' ~ joinery.upsert_sql_string(tojson(pending) if pending else '') ~ ', '
+            ~ joinery.upsert_sql_string('joinery.garbage') ~ ' = ' ~ joinery.upsert_sql_string(tojson(journal['keep'] + journal['delete'])) ~ ', '
+            ~ joinery.upsert_sql_string('joinery.version') ~ ' = ' ~ joinery.upsert_sql_string(run_id) ~ ')') %}
+        {% if partitions %}
+            {% do journal.update({'location': none, 'add_columns': [], 'keep': journal['keep'] + journal['delete'], 'delete': []}) %}
+            {% do joinery.upsert_apply_commit(target, root, journal) %}
+        {% endif %}
+    {% else %}
+        {% do joinery.upsert_set_pending(target_sql, journal) %}
+        {% do joinery.upsert_apply_commit(target, root, journal) %}
+    {% endif %}
+    {% do run_query('uncache table if exists ' ~ changes) %}
+    {{ log('joinery_upsert ' ~ target ~ ': ' ~ plan.summary ~ '; version ' ~ run_id ~ ' has ' ~ written ~ ' rows'
+        ~ ((' in ' ~ produced | length ~ ' rewritten partitions, ' ~ journal['drop'] | length ~ ' dropped') if partitions else ''), info=true) }}
+{% endmacro %}
+
+
+{% macro upsert_column_select(columns, available, alias) %}
+    {#- Select `columns` (name, type) from a relation with columns `available`: a missing column is
+        NULL of the column's type. -#}
+    {% set parts = [] %}
+    {% for column in columns %}
+        {% set found = joinery.find_column(available, column.name) %}
+        {% if found is none %}
+            {% do parts.append('cast(null as ' ~ column.type ~ ') as ' ~ joinery.quote_identifier(column.name)) %}
+        {% else %}
+            {% do parts.append(alias ~ '.' ~ joinery.quote_identifier(found) ~ ' as ' ~ joinery.quote_identifier(column.name)) %}
+        {% endif %}
+    {% endfor %}
+    {{ return(parts | join(',\n        ')) }}
+{% endmacro %}
+
+
+{% macro upsert_live_condition(change_info, alias) %}
+    {#- True for changed rows that upsert (not deletes); a NULL marker counts as not deleted. -#}
+    {% if change_info.deleted is none %}
+        {{ return('true') }}
+    {% endif %}
+    {{ return('not coalesce(' ~ alias ~ '.' ~ joinery.quote_identifier(change_info.deleted) ~ ', false)') }}
+{% endmacro %}
+
+
+{% macro upsert_key_match(keys, left, right) %}
+    {#- Null-safe key equality, so a NULL key part behaves like a value (matched, not duplicated). -#}
+    {% set terms = [] %}
+    {% for key in keys %}
+        {% do terms.append(left ~ '.' ~ joinery.quote_identifier(key) ~ ' <=> ' ~ right ~ '.' ~ joinery.quote_identifier(key)) %}
+    {% endfor %}
+    {{ return(terms | join(' and ')) }}
+{% endmacro %}
+
+
+{% macro upsert_types_compatible(target_type, change_type) %}
+    {#- A changed column may have the target's type, be untyped NULL, or be a narrower integer. -#}
+    {% set integers = ['tinyint', 'smallint', 'int', 'bigint'] %}
+    {% set t = target_type | lower %}
+    {% set c = change_type | lower %}
+    {% if t == c or c == 'void' %}
+        {{ return(true) }}
+    {% endif %}
+    {% if c in integers and t in integers %}
+        {{ return(integers.index(c) <= integers.index(t)) }}
+    {% endif %}
+    {{ return((c in integers or c == 'float') and t in ['double', 'bigint']) }}
+{% endmacro %}
+
+
+{% macro upsert_plan(target_sql, target_info, full_build, changes, change_info, settings) %}
+    {#- The new version: its columns, the SELECT that produces it, the row count to expect, the
+        partitions it replaces, and whether the table definition changes.
+        `target_info` is none when there is no joinery table to build on. -#}
+    {% set where = settings.where %}
+    {% set partitions = change_info.partition_by %}
+    {% set change_names = change_info.columns | map(attribute='name') | list %}
+    {% set live = joinery.upsert_live_condition(change_info, 'changed') %}
+
+    {#- Columns: the target's, then columns the model added; partition columns last. -#}
+    {% set recreate = target_info is none %}
+    {% set columns = [] %}
+    {% set add_columns = [] %}
+    {% if target_info is not none %}
+        {% set target_names = target_info.columns | map(attribute='name') | list %}
+        {% if target_info.partition_columns | map('lower') | list != partitions | map('lower') | list %}
+            {% if not full_build %}
+                {{ joinery.raise_argument_error(where, 'partition_by', settings.partition_by,
+                    'the table is partitioned by ' ~ tojson(target_info.partition_columns) ~ '; change partitioning with --full-refresh') }}
+            {% endif %}
+            {% set recreate = true %}
+        {% endif %}
+        {% for column in target_info.columns %}
+            {% set found = joinery.find_column(change_names, column.name) %}
+            {% if found is none and full_build %}
+                {% set recreate = true %}
+            {% elif found is not none %}
+                {% set change_type = (change_info.columns | selectattr('name', 'equalto', found) | first)['type'] %}
+                {% if not joinery.upsert_types_compatible(column.type, change_type) %}
+                    {% if not full_build %}
+                        {{ exceptions.raise_compiler_error(where ~ ': column ' ~ found ~ ' is ' ~ change_type ~ ' in the model but '
+                            ~ column.type ~ ' in ' ~ target_sql ~ '; cast it in the model, or change the type with --full-refresh') }}
+                    {% endif %}
+                    {% set recreate = true %}
+                {% endif %}
+            {% endif %}
+        {% endfor %}
+    {% endif %}
+    {% if recreate %}
+        {% set columns = change_info.columns %}
+    {% else %}
+        {% for column in target_info.columns if column.name | lower not in partitions | map('lower') | list %}
+            {% do columns.append(column) %}
+        {% endfor %}
+        {% for column in change_info.columns
+            if joinery.find_column(target_names, column.name) is none and column.name not in partitions %}
+            {% do columns.append(column) %}
+            {% do add_columns.append([column.name, column.type]) %}
+        {% endfor %}
+        {% for column in target_info.columns if column.name | lower in partitions | map('lower') | list %}
+            {% do columns.append(column) %}
+        {% endfor %}
+    {% endif %}
+
+    {% set new_rows = 'select\n        ' ~ joinery.upsert_column_select(columns, change_names, 'changed')
+        ~ '\n    from ' ~ changes ~ ' as changed\n    where ' ~ live %}
+    {% set existing_partitions = [] %}
+    {% if full_build %}
+        {% if target_info is not none and partitions %}
+            {% set existing_partitions = joinery.upsert_partition_specs('select * from ' ~ target_sql, target_info.partition_columns) %}
+        {% endif %}
+        {{ return({'columns': columns, 'select': new_rows, 'expected_rows': change_info.live_rows,
+            'existing_partitions': existing_partitions, 'add_columns': add_columns, 'recreate': recreate,
+            'summary': 'full build of ' ~ change_info.live_rows ~ ' rows'}) }}
+    {% endif %}
+
+    {#- Incremental: rows of the touched partitions (all rows, unpartitioned) whose key did not
+        change, then the changed rows that are not deletes. -#}
+    {% set touched = 'true' %}
+    {% if partitions %}
+        {% set touched = joinery.upsert_partition_predicate(
+            joinery.upsert_partition_specs('select * from ' ~ changes, partitions)) %}
+        {% set existing_partitions = joinery.upsert_partition_specs(
+            'select * from ' ~ target_sql ~ ' where ' ~ touched, target_info.partition_columns) %}
+    {% endif %}
+    {% set key_list = [] %}
+    {% for key in change_info['keys'] %}
+        {% do key_list.append('current.' ~ joinery.quote_identifier(joinery.find_column(target_names, key) or key)) %}
+    {% endfor %}
+    {% set stats = run_query(
+        'select (select count(*) from ' ~ target_sql ~ ' where ' ~ touched ~ '),\n'
+        ~ '    count_if(current.joinery_present and ' ~ live ~ '),\n'
+        ~ '    count_if(current.joinery_present is null and ' ~ live ~ '),\n'
+        ~ '    count_if(current.joinery_present and not (' ~ live ~ '))\n'
+        ~ 'from ' ~ changes ~ ' as changed\n'
+        ~ 'left join (select ' ~ key_list | join(', ') ~ ', true as joinery_present from ' ~ target_sql ~ ' as current where ' ~ touched ~ ') as current\n'
+        ~ '    on ' ~ joinery.upsert_key_match(change_info['keys'], 'changed', 'current')).rows[0] %}
+    {% set carried = 'select\n        ' ~ joinery.upsert_column_select(columns, target_names, 'current')
+        ~ '\n    from ' ~ target_sql ~ ' as current\n    where (' ~ touched ~ ')\n        and not exists (select 1 from ' ~ changes ~ ' as changed where '
+        ~ joinery.upsert_key_match(change_info['keys'], 'changed', 'current') ~ ')' %}
+    {{ return({'columns': columns, 'select': carried ~ '\n    union all\n    ' ~ new_rows,
+        'expected_rows': (stats[0] + stats[2] - stats[3]) | int,
+        'existing_partitions': existing_partitions, 'add_columns': add_columns, 'recreate': false,
+        'summary': stats[2] ~ ' inserted, ' ~ stats[1] ~ ' updated, ' ~ stats[3] ~ ' deleted'}) }}
+{% endmacro %}

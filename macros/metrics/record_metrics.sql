@@ -1,0 +1,124 @@
+-- noqa: disable=LT02
+{#- Records in / records out (the Hydrator join metrics story) as a model post-hook:
+        {{ config(post_hook="{{ joinery.record_metrics() }}") }}
+    appends one row per metric to a `joinery_metrics` parquet table in the model's schema (or
+    `schema`), created on first use. Docs: macros/metrics/metrics.yml. -#}
+
+{% macro record_metrics(schema=none) %}
+    {{ return(adapter.dispatch('record_metrics', 'joinery')(schema)) }}
+{% endmacro %}
+
+
+{% macro default__record_metrics(schema) %}
+    {% if not execute %}
+        {{ return('') }}
+    {% endif %}
+    {% if schema is not none %}
+        {% do joinery.validate_identifier(schema, 'schema', 'record_metrics') %}
+    {% endif %}
+    {% set metrics_table = this.incorporate(path={'schema': schema or this.schema, 'identifier': 'joinery_metrics'}) %}
+    {% do run_query(joinery.metrics_table_ddl(metrics_table)) %}
+
+    {% set joins = joinery.multi_joins_in(model.compiled_code or '') %}
+    {% set measures = [] %}
+    {% if joins %}
+        {% for join in joins %}
+            {% for input in join.inputs %}
+                {% do measures.append(joinery.metric_rows_in(input.name, input.relation)) %}
+            {% endfor %}
+            {% do measures.extend(joinery.metric_match_counts(join)) %}
+        {% endfor %}
+    {% else %}
+        {#- a model without multi_join: its rows in are those of every model, seed or source it reads -#}
+        {% for node_id in model.depends_on.nodes %}
+            {% set node = graph.nodes.get(node_id) or graph.sources.get(node_id) %}
+            {% if node and node.resource_type in ('model', 'seed', 'snapshot', 'source') %}
+                {% set relation = api.Relation.create(database=node.database, schema=node.schema,
+                    identifier=node.alias if node.resource_type != 'source' else node.identifier) %}
+                {% do measures.append(joinery.metric_rows_in(node.name, relation)) %}
+            {% endif %}
+        {% endfor %}
+    {% endif %}
+    {#- On parquet, count(*) reads file footers only: no second scan of the data. -#}
+    {% do measures.append("select cast(null as string) as input, 'rows_out' as metric, count(*) as value from "
+        ~ this) %}
+
+    {% set sql = [
+        'insert into ' ~ metrics_table,
+        'select',
+        '    ' ~ joinery.metric_literal(invocation_id) ~ ' as invocation_id,',
+        '    current_timestamp() as recorded_at,',
+        '    ' ~ joinery.metric_literal(model.name) ~ ' as model,',
+        '    ' ~ joinery.metric_literal(this | string) ~ ' as relation,',
+        '    input,',
+        '    metric,',
+        '    value',
+        'from (',
+        '    ' ~ measures | join('\n    union all\n    '),
+        ') as joinery_measures'] | join('\n') %}
+    {{ return(sql) }}
+{% endmacro %}
+
+
+{% macro metrics_table_ddl(relation) %}
+    {{ return('create table if not exists ' ~ relation ~ ' (invocation_id string, recorded_at timestamp, '
+        ~ 'model string, relation string, input string, metric string, value bigint) using parquet') }}
+{% endmacro %}
+
+
+{% macro metric_literal(text) %}
+    {#- A SQL string literal for text joinery did not write itself (model names, relations). -#}
+    {{ return("'" ~ (text | string | replace('\\', '\\\\') | replace("'", "\\'")) ~ "'") }}
+{% endmacro %}
+
+
+{% macro multi_joins_in(sql) %}
+    {#- The joins `multi_join` left in a compiled model as /* joinery.multi_join {json} */ markers. -#}
+    {% set joins = [] %}
+    {% for found in modules.re.findall('/\\* joinery\\.multi_join (\\{.*?\\}) \\*/', sql) %}
+        {% do joins.append(fromjson(found)) %}
+    {% endfor %}
+    {{ return(joins) }}
+{% endmacro %}
+
+
+{% macro metric_rows_in(input_name, relation) %}
+    {{ return('select ' ~ joinery.metric_literal(input_name) ~ " as input, 'rows_in' as metric, count(*) as value from "
+        ~ relation) }}
+{% endmacro %}
+
+
+{% macro metric_match_counts(join) %}
+    {#- For an outer join (some input optional), each optional input's matched rows (they found the
+        rows the join requires: a row of every required input with their key, or with no required
+        input, a row of any other input with their key) and unmatched rows. Reads only key columns.
+        A NULL in the key matches nothing, as in the join. -#}
+    {% set measures = [] %}
+    {% if join.join_type == 'cross' %}
+        {{ return(measures) }}
+    {% endif %}
+    {% for input in join.inputs if input.name not in join.required %}
+        {% set partners = [] %}
+        {% for other in join.inputs if other.name != input.name
+                and (other.name in join.required or not join.required) %}
+            {% set projected = [] %}
+            {% for key in other['keys'] %}
+                {% do projected.append(joinery.quote_identifier(key) ~ ' as `joinery_key_' ~ loop.index0 ~ '`') %}
+            {% endfor %}
+            {% do partners.append('select ' ~ projected | join(', ') ~ ' from ' ~ other.relation) %}
+        {% endfor %}
+        {% set conditions = [] %}
+        {% for key in input['keys'] %}
+            {% do conditions.append('joinery_input.' ~ joinery.quote_identifier(key)
+                ~ ' = joinery_partners.`joinery_key_' ~ loop.index0 ~ '`') %}
+        {% endfor %}
+        {% set combine = ' intersect ' if join.required else ' union ' %}
+        {% do measures.append('select ' ~ joinery.metric_literal(input.name) ~ ' as input, '
+            ~ "stack(2, 'matched_rows', n_matched, 'unmatched_rows', n_unmatched) as (metric, value) from ("
+            ~ 'select count_if(joinery_partners.joinery_matched) as n_matched, '
+            ~ 'count_if(joinery_partners.joinery_matched is null) as n_unmatched from ' ~ input.relation
+            ~ ' as joinery_input left join (select distinct *, true as joinery_matched from ('
+            ~ partners | join(combine) ~ ') as joinery_keys) as joinery_partners on ' ~ conditions | join(' and ') ~ ')') %}
+    {% endfor %}
+    {{ return(measures) }}
+{% endmacro %}

@@ -1,0 +1,181 @@
+-- noqa: disable=LT02
+{#- The Hydrator joiner (seed document 000): N inputs joined on one (composite) key, inner / outer
+    with required inputs / cross, with the output schema chosen by select, rename, drop or qualify.
+    Docs: macros/multi_join/multi_join.yml and docs/multi_join.md. -#}
+
+{% macro multi_join(inputs, keys=none, join_type='inner', required=none, select=none, rename=none, drop=none,
+                    qualify=false, hints=none) %}
+    {{ return(adapter.dispatch('multi_join', 'joinery')(
+        inputs, keys, join_type, required, select, rename, drop, qualify, hints)) }}
+{% endmacro %}
+
+
+{% macro default__multi_join(inputs, keys, join_type, required, select, rename, drop, qualify, hints) %}
+    {% if not execute %}
+        {#- Parse time: no columns are known yet and the refs in the arguments are already registered.
+            Checking nothing here keeps one model's bad arguments from failing the whole project's
+            parse; every check runs when the model compiles. -#}
+        {{ return('select 1 as joinery_multi_join_placeholder') }}
+    {% endif %}
+    {% set plan = joinery.multi_join_plan(inputs, keys, join_type, required, select, rename, drop, qualify, hints) %}
+    {% set sql = joinery.multi_join_marker(plan) ~ '\n' %}
+    {% if plan.strategy == 'grouped' %}
+        {% set sql = sql ~ joinery.multi_join_grouped_sql(plan) %}
+    {% else %}
+        {% set sql = sql ~ joinery.multi_join_chain_sql(plan) %}
+    {% endif %}
+    {{ return(sql) }}
+{% endmacro %}
+
+
+{% macro multi_join_marker(plan) %}
+    {#- A comment naming the join's inputs, keys and required inputs, so `record_metrics()` in a
+        post-hook can find them in the model's compiled SQL without being told again. -#}
+    {% set spec = {'join_type': plan.join_type, 'required': plan.required, 'inputs': []} %}
+    {% for name in plan.names %}
+        {% do spec.inputs.append({'name': name, 'relation': plan.relations[name] | string,
+                                  'keys': plan['keys'][name] or []}) %}
+    {% endfor %}
+    {{ return('/* joinery.multi_join ' ~ (tojson(spec) | replace('*/', '*\\/')) ~ ' */') }}
+{% endmacro %}
+
+
+{% macro multi_join_alias(name) %}
+    {{ return(joinery.quote_identifier(name)) }}
+{% endmacro %}
+
+
+{% macro multi_join_hint(plan) %}
+    {% set hints = [] %}
+    {% for name in plan.names if name in plan.hints %}
+        {% do hints.append(plan.hints[name] | upper ~ '(' ~ joinery.multi_join_alias(name) ~ ')') %}
+    {% endfor %}
+    {{ return('/*+ ' ~ hints | join(', ') ~ ' */ ' if hints else '') }}
+{% endmacro %}
+
+
+{% macro multi_join_chain_sql(plan) %}
+    {#- Inner, left, right, outer with required inputs, and cross: a chain of joins from the first
+        required input (the driver). Every join condition compares the driver's key, so the output
+        of each join stays partitioned on that key and Spark shuffles each input once. The driver
+        is required, so its key is the join key of every output row (coalescing would add nothing). -#}
+    {% set driver = plan.driver %}
+    {% set driver_alias = joinery.multi_join_alias(driver) %}
+    {% set columns = [] %}
+    {% for item in plan.outputs %}
+        {% if item.key_index is not none %}
+            {% set source = driver_alias ~ '.' ~ joinery.quote_identifier(plan['keys'][driver][item.key_index]) %}
+        {% else %}
+            {% set source = joinery.multi_join_alias(item.input) ~ '.' ~ joinery.quote_identifier(item.column) %}
+        {% endif %}
+        {% do columns.append(source ~ ' as ' ~ joinery.quote_identifier(item.name)) %}
+    {% endfor %}
+    {% set lines = [
+        'select ' ~ joinery.multi_join_hint(plan),
+        '    ' ~ columns | join(',\n    '),
+        'from ' ~ plan.relations[driver] ~ ' as ' ~ driver_alias] %}
+    {% for name in plan.names if name != driver %}
+        {% set alias = joinery.multi_join_alias(name) %}
+        {% if plan.strategy == 'cross' %}
+            {% do lines.append('cross join ' ~ plan.relations[name] ~ ' as ' ~ alias) %}
+        {% else %}
+            {% set conditions = [] %}
+            {% for key in plan['keys'][name] %}
+                {% do conditions.append(driver_alias ~ '.' ~ joinery.quote_identifier(plan['keys'][driver][loop.index0])
+                    ~ ' = ' ~ alias ~ '.' ~ joinery.quote_identifier(key)) %}
+            {% endfor %}
+            {% do lines.append(('inner' if name in plan.required else 'left') ~ ' join ' ~ plan.relations[name]
+                ~ ' as ' ~ alias) %}
+            {% do lines.append('    on ' ~ conditions | join('\n    and ')) %}
+        {% endif %}
+    {% endfor %}
+    {{ return(lines | join('\n')) }}
+{% endmacro %}
+
+
+{% macro multi_join_grouped_sql(plan) %}
+    {#- A join with no required input (full outer): the reduce-side join of the Hydrator document.
+        Every input's rows, tagged by input, are grouped by the key in one shuffle; each group's rows
+        per input are then multiplied out (an input without rows for the key gives one NULL row).
+        Chained full joins would instead re-shuffle each intermediate result on coalesce(key, ...).
+        A row with a NULL in its key matches nothing: it gets a group of its own. -#}
+    {% set n_keys = plan['keys'][plan.names[0]] | length %}
+    {#- each input carries only the columns the output needs, as struct fields c0, c1, ... -#}
+    {% set fields = {} %}
+    {% for name in plan.names %}
+        {% set own = [] %}
+        {% for item in plan.outputs if item.input == name and item.key_index is none and item.column not in own %}
+            {% do own.append(item.column) %}
+        {% endfor %}
+        {% do fields.update({name: own}) %}
+    {% endfor %}
+
+    {% set branches = [] %}
+    {% for name in plan.names %}
+        {% set position = loop.index0 %}
+        {% set alias = joinery.multi_join_alias(name) %}
+        {% set items = [] %}
+        {% set null_checks = [] %}
+        {% for key in plan['keys'][name] %}
+            {% do items.append(alias ~ '.' ~ joinery.quote_identifier(key) ~ ' as `joinery_key_' ~ loop.index0 ~ '`') %}
+            {% do null_checks.append(alias ~ '.' ~ joinery.quote_identifier(key) ~ ' is null') %}
+        {% endfor %}
+        {% do items.append('case when ' ~ null_checks | join(' or ') ~ ' then named_struct(\'input\', ' ~ position
+            ~ ', \'row\', monotonically_increasing_id()) end as `joinery_null_key`') %}
+        {% for other in plan.names %}
+            {% if other == name %}
+                {% set struct_fields = ["'present', true"] %}
+                {% for column in fields[name] %}
+                    {% do struct_fields.append("'c" ~ loop.index0 ~ "', " ~ alias ~ '.' ~ joinery.quote_identifier(column)) %}
+                {% endfor %}
+                {% do items.append('named_struct(' ~ struct_fields | join(', ') ~ ') as `joinery_row_' ~ loop.index0 ~ '`') %}
+            {% else %}
+                {% do items.append('null as `joinery_row_' ~ loop.index0 ~ '`') %}
+            {% endif %}
+        {% endfor %}
+        {% do branches.append('    select\n        ' ~ items | join(',\n        ') ~ '\n    from '
+            ~ plan.relations[name] ~ ' as ' ~ alias) %}
+    {% endfor %}
+
+    {% set group_keys = [] %}
+    {% for index in range(n_keys) %}
+        {% do group_keys.append('`joinery_key_' ~ index ~ '`') %}
+    {% endfor %}
+    {% set lists = [] %}
+    {% set explodes = [] %}
+    {% for name in plan.names %}
+        {% do lists.append('collect_list(`joinery_row_' ~ loop.index0 ~ '`) as `joinery_rows_' ~ loop.index0 ~ '`') %}
+        {% do explodes.append('lateral view outer explode(`joinery_rows_' ~ loop.index0 ~ '`) `joinery_exploded_'
+            ~ loop.index0 ~ '` as `joinery_row_' ~ loop.index0 ~ '`') %}
+    {% endfor %}
+
+    {% set columns = [] %}
+    {% for item in plan.outputs %}
+        {% if item.key_index is not none %}
+            {% do columns.append('`joinery_key_' ~ item.key_index ~ '` as ' ~ joinery.quote_identifier(item.name)) %}
+        {% else %}
+            {% do columns.append('`joinery_row_' ~ plan.names.index(item.input) ~ '`.`c'
+                ~ fields[item.input].index(item.column) ~ '` as ' ~ joinery.quote_identifier(item.name)) %}
+        {% endif %}
+    {% endfor %}
+
+    {% set sql = [
+        'with',
+        '',
+        'joinery_tagged as (',
+        branches | join('\n    union all\n'),
+        '),',
+        '',
+        'joinery_grouped as (',
+        '    select',
+        '        ' ~ (group_keys + lists) | join(',\n        '),
+        '    from joinery_tagged',
+        '    group by ' ~ (group_keys + ['`joinery_null_key`']) | join(', '),
+        ')',
+        '',
+        'select',
+        '    ' ~ columns | join(',\n    '),
+        'from joinery_grouped',
+        explodes | join('\n')] | join('\n') %}
+    {{ return(sql | trim) }}
+{% endmacro %}

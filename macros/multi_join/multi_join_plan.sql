@@ -1,0 +1,277 @@
+-- noqa: disable=LT02
+{#- The Hydrator joiner's checks and output schema, shared by `multi_join` (which renders the SQL)
+    and `describe_join` (which prints the schemas). Every argument is validated here, so both fail
+    with the same messages. Callers run it only when `execute` is true (column checks need the
+    inputs' columns); without `execute` it checks what it can and the plan has no output columns. -#}
+
+{% macro multi_join_plan(inputs, keys, join_type='inner', required=none, select=none, rename=none, drop=none,
+                         qualify=false, hints=none, macro_name='multi_join') %}
+    {% set join_types = ['inner', 'left', 'right', 'full', 'outer', 'cross'] %}
+    {% set hint_names = ['broadcast', 'shuffle_hash', 'merge'] %}
+
+    {#- inputs: an ordered mapping of 2+ identifiers to relations -#}
+    {% if inputs is not mapping or inputs | length < 2 %}
+        {% do joinery.raise_argument_error(macro_name, 'inputs',
+            inputs | string if inputs is not mapping else inputs | list,
+            'expected a mapping of 2 or more input names to relations, e.g. '
+            ~ "{'customers': ref('customers'), 'purchases': ref('purchases')}") %}
+    {% endif %}
+    {% set names = inputs | list %}
+    {% for name in names %}
+        {% do joinery.validate_identifier(name, 'inputs', macro_name) %}
+        {% if inputs[name] is string or inputs[name] is none or inputs[name].render is not defined %}
+            {% do joinery.raise_argument_error(macro_name, 'inputs', {name: inputs[name] | string},
+                'expected a relation for input `' ~ name ~ '`: ref(), source() or api.Relation.create()') %}
+        {% endif %}
+    {% endfor %}
+    {% set lowered = names | map('lower') | list %}
+    {% if lowered | unique | list | length != names | length %}
+        {% do joinery.raise_argument_error(macro_name, 'inputs', names,
+            'input names must differ (ignoring case), they become table aliases') %}
+    {% endif %}
+
+    {#- join_type and required -#}
+    {% if join_type not in join_types %}
+        {% do joinery.raise_argument_error(macro_name, 'join_type', join_type,
+            'expected one of ' ~ tojson(join_types)) %}
+    {% endif %}
+    {% if required is not none and join_type != 'outer' %}
+        {% do joinery.raise_argument_error(macro_name, 'required', required,
+            "`required` applies only to join_type='outer' (inner requires every input, left the first, "
+            ~ "right the last, full none); got join_type=" ~ tojson(join_type)) %}
+    {% endif %}
+    {% if join_type == 'inner' %}
+        {% set required_inputs = names %}
+    {% elif join_type == 'left' %}
+        {% set required_inputs = names[:1] %}
+    {% elif join_type == 'right' %}
+        {% set required_inputs = names[-1:] %}
+    {% elif join_type == 'outer' and required is not none %}
+        {% set wanted = [required] if required is string else required %}
+        {% if wanted is not iterable or wanted is mapping %}
+            {% do joinery.raise_argument_error(macro_name, 'required', required, 'expected a list of input names') %}
+        {% endif %}
+        {% set required_inputs = [] %}
+        {% for name in wanted %}
+            {% if name not in names %}
+                {% do joinery.raise_argument_error(macro_name, 'required', name,
+                    'no such input; the inputs are ' ~ tojson(names)) %}
+            {% endif %}
+        {% endfor %}
+        {#- kept in input order, whatever order they were listed in -#}
+        {% for name in names if name in wanted %}
+            {% do required_inputs.append(name) %}
+        {% endfor %}
+    {% else %}
+        {% set required_inputs = [] %}
+    {% endif %}
+
+    {#- keys: name -> list of columns, the same count for every input; none for a cross join -#}
+    {% set key_lists = {} %}
+    {% if join_type == 'cross' %}
+        {% if keys %}
+            {% do joinery.raise_argument_error(macro_name, 'keys', keys, "a cross join takes no keys; leave `keys` out") %}
+        {% endif %}
+    {% else %}
+        {% if keys is not mapping %}
+            {% do joinery.raise_argument_error(macro_name, 'keys', keys,
+                'expected a mapping of every input name to its key column(s), e.g. '
+                ~ "{'customers': ['cust_id'], 'purchases': ['cust_id']}") %}
+        {% endif %}
+        {% for name in keys if name not in names %}
+            {% do joinery.raise_argument_error(macro_name, 'keys', name,
+                'no such input; the inputs are ' ~ tojson(names)) %}
+        {% endfor %}
+        {% for name in names %}
+            {% if name not in keys %}
+                {% do joinery.raise_argument_error(macro_name, 'keys', keys | list,
+                    'every input needs its key columns; missing: `' ~ name ~ '`') %}
+            {% endif %}
+            {% set columns = joinery.as_list(keys[name], 'keys', macro_name) %}
+            {% do key_lists.update({name: joinery.require_columns(inputs[name], columns, 'keys', macro_name)}) %}
+        {% endfor %}
+        {% set counts = [] %}
+        {% for name in names %}
+            {% do counts.append(key_lists[name] | length) %}
+        {% endfor %}
+        {% if counts | unique | list | length > 1 %}
+            {% do joinery.raise_argument_error(macro_name, 'keys', keys,
+                'every input needs the same number of key columns (they are equal position by position)') %}
+        {% endif %}
+    {% endif %}
+
+    {#- hints: input -> broadcast | shuffle_hash | merge -#}
+    {% set hint_map = hints if hints is not none else {} %}
+    {% if hint_map is not mapping %}
+        {% do joinery.raise_argument_error(macro_name, 'hints', hints,
+            'expected a mapping of input names to one of ' ~ tojson(hint_names)) %}
+    {% endif %}
+    {% for name, hint in hint_map.items() %}
+        {% if name not in names %}
+            {% do joinery.raise_argument_error(macro_name, 'hints', name,
+                'no such input; the inputs are ' ~ tojson(names)) %}
+        {% endif %}
+        {% if hint not in hint_names %}
+            {% do joinery.raise_argument_error(macro_name, 'hints', {name: hint},
+                'expected one of ' ~ tojson(hint_names)) %}
+        {% endif %}
+    {% endfor %}
+
+    {#- How the SQL is built: a chain of joins from the first required input (its key is the join key
+        of every join, so Spark shuffles each input once), one grouped pass for a join with no
+        required input (the reduce-side join: the same single shuffle, and no coalesced key to
+        re-shuffle on), or cross joins. -#}
+    {% if join_type == 'cross' %}
+        {% set strategy = 'cross' %}
+    {% elif required_inputs %}
+        {% set strategy = 'chain' %}
+    {% else %}
+        {% set strategy = 'grouped' %}
+    {% endif %}
+    {% if strategy == 'grouped' and hint_map %}
+        {% do joinery.raise_argument_error(macro_name, 'hints', hints,
+            'a join with no required input (full, or outer without `required`) runs as one grouped pass '
+            ~ 'with no join to hint; hints apply to inner, left, right, outer with `required` and cross') %}
+    {% endif %}
+
+    {% set plan = {
+        'macro_name': macro_name, 'names': names, 'relations': inputs, 'keys': key_lists,
+        'join_type': join_type, 'required': required_inputs, 'strategy': strategy,
+        'driver': required_inputs[0] if required_inputs else names[0], 'hints': hint_map,
+        'columns': {}, 'outputs': [], 'qualify': qualify} %}
+
+    {% if qualify is not boolean %}
+        {% do joinery.raise_argument_error(macro_name, 'qualify', qualify, 'expected true or false') %}
+    {% endif %}
+    {% if select is not none and drop is not none %}
+        {% do joinery.raise_argument_error(macro_name, 'drop', drop,
+            '`select` already lists every output column; give `select` or `drop`, not both') %}
+    {% endif %}
+    {% if rename is not none and rename is not mapping %}
+        {% do joinery.raise_argument_error(macro_name, 'rename', rename,
+            "expected a mapping of 'input.column' to a new name") %}
+    {% endif %}
+
+    {% if not execute %}
+        {{ return(plan) }}
+    {% endif %}
+
+    {% for name in names %}
+        {% do plan.columns.update({name: joinery.columns_of(inputs[name])}) %}
+    {% endfor %}
+    {% do plan.update({'outputs': joinery.multi_join_outputs(plan, select, rename, drop, qualify)}) %}
+    {{ return(plan) }}
+{% endmacro %}
+
+
+{% macro multi_join_reference(plan, reference, argument) %}
+    {#- 'input.column' -> {input, column (spelled as in the input), dtype, key_index}; key_index is the
+        position in the join key when the column is a key column of the FIRST input, which stands for
+        the join key itself (coalesced across inputs in outer joins). -#}
+    {% set macro_name = plan.macro_name %}
+    {% if reference is not string or '.' not in reference %}
+        {% do joinery.raise_argument_error(macro_name, argument, reference,
+            "expected 'input.column' with an input of " ~ tojson(plan.names)) %}
+    {% endif %}
+    {% set name, column = reference.split('.', 1) %}
+    {% if name not in plan.names %}
+        {% do joinery.raise_argument_error(macro_name, argument, reference,
+            'no such input `' ~ name ~ '`; the inputs are ' ~ tojson(plan.names)) %}
+    {% endif %}
+    {% set available = plan.columns[name] | map(attribute='name') | list %}
+    {% set found = joinery.find_column(available, column) %}
+    {% if found is none %}
+        {% do joinery.raise_argument_error(macro_name, argument, reference,
+            'no such column in input `' ~ name ~ '` (' ~ plan.relations[name] ~ '); its columns are '
+            ~ tojson(available)) %}
+    {% endif %}
+    {% set key_index = none %}
+    {% if name == plan.names[0] and plan.strategy != 'cross' %}
+        {% set key_names = plan['keys'][name] | map('lower') | list %}
+        {% set key_index = key_names.index(found | lower) if found | lower in key_names else none %}
+    {% endif %}
+    {% set dtype = (plan.columns[name] | selectattr('name', 'equalto', found) | first).dtype %}
+    {{ return({'input': name, 'column': found, 'dtype': dtype, 'key_index': key_index}) }}
+{% endmacro %}
+
+
+{% macro multi_join_references(items) %}
+    {% set references = [] %}
+    {% for item in items %}
+        {% do references.append(item.input ~ '.' ~ item.column) %}
+    {% endfor %}
+    {{ return(references) }}
+{% endmacro %}
+
+
+{% macro multi_join_outputs(plan, select, rename, drop, qualify) %}
+    {#- The output columns in order: [{name, input, column, dtype, key_index}]. -#}
+    {% set macro_name = plan.macro_name %}
+    {% set first = plan.names[0] %}
+    {% set items = [] %}
+    {% if select is not none %}
+        {% for reference in joinery.as_list(select, 'select', macro_name) %}
+            {% do items.append(joinery.multi_join_reference(plan, reference, 'select')) %}
+        {% endfor %}
+    {% else %}
+        {% if plan.strategy != 'cross' %}
+            {% for key in plan['keys'][first] %}
+                {% do items.append(joinery.multi_join_reference(plan, first ~ '.' ~ key, 'keys')) %}
+            {% endfor %}
+        {% endif %}
+        {% for name in plan.names %}
+            {% set key_names = (plan['keys'][name] or []) | map('lower') | list %}
+            {% for column in plan.columns[name] if column.name | lower not in key_names %}
+                {% do items.append(joinery.multi_join_reference(plan, name ~ '.' ~ column.name, 'inputs')) %}
+            {% endfor %}
+        {% endfor %}
+        {% if drop is not none %}
+            {% set dropped = [] %}
+            {% for reference in joinery.as_list(drop, 'drop', macro_name, allow_empty=true) %}
+                {% set item = joinery.multi_join_reference(plan, reference, 'drop') %}
+                {% do dropped.append(item.input ~ '.' ~ item.column) %}
+            {% endfor %}
+            {% set kept = [] %}
+            {% for item in items if (item.input ~ '.' ~ item.column) not in dropped %}
+                {% do kept.append(item) %}
+            {% endfor %}
+            {% set items = kept %}
+        {% endif %}
+    {% endif %}
+
+    {#- names: bare, or <input>__<column> with qualify; then renames -#}
+    {% for item in items %}
+        {% do item.update({'name': item.input ~ '__' ~ item.column if qualify else item.column}) %}
+    {% endfor %}
+    {% for reference, new_name in (rename or {}).items() %}
+        {% set target = joinery.multi_join_reference(plan, reference, 'rename') %}
+        {% do joinery.validate_identifier(new_name, 'rename', macro_name) %}
+        {% set matches = [] %}
+        {% for item in items if item.input == target.input and item.column == target.column %}
+            {% do item.update({'name': new_name}) %}
+            {% do matches.append(item) %}
+        {% endfor %}
+        {% if not matches %}
+            {% do joinery.raise_argument_error(macro_name, 'rename', reference,
+                'not an output column; the output columns are ' ~ tojson(joinery.multi_join_references(items))) %}
+        {% endif %}
+    {% endfor %}
+
+    {#- every output name once (Spark compares names ignoring case) -#}
+    {% set by_name = {} %}
+    {% for item in items %}
+        {% do by_name.setdefault(item.name | lower, []).append(item.input ~ '.' ~ item.column) %}
+    {% endfor %}
+    {% set clashes = [] %}
+    {% for name, sources in by_name.items() if sources | length > 1 %}
+        {% do clashes.append('`' ~ name ~ '` from ' ~ sources | join(' and ')) %}
+    {% endfor %}
+    {% if clashes %}
+        {% do exceptions.raise_compiler_error(
+            'joinery.' ~ macro_name ~ ': the output has clashing column names: ' ~ clashes | join('; ')
+            ~ '. Give each output column a distinct name: rename one (rename={"<input>.<column>": "new_name"}), '
+            ~ 'leave it out (drop=["<input>.<column>"] or select=[...]), or set qualify=true to name every '
+            ~ 'column <input>__<column>.') %}
+    {% endif %}
+    {{ return(items) }}
+{% endmacro %}

@@ -1,0 +1,23 @@
+-- Seed document 004, "Duplicate Keys in Delta": the version with the latest ts wins.
+-- Incremental: each run merges only delta rows loaded after the table's newest loaded_at.
+-- depends_on: {{ ref('compaction_duplicates_snapshot') }}
+-- depends_on: {{ ref('compaction_duplicates_delta') }}
+{{ config(
+    materialized='joinery_upsert',
+    unique_key='key',
+    file_format='parquet'
+) }}
+
+with
+
+compacted as (
+    {{ joinery.compact(
+        snapshot=source('compaction_landing', 'compaction_duplicates_snapshot'),
+        deltas=[source('compaction_landing', 'compaction_duplicates_delta')],
+        key='key',
+        loaded_at='loaded_at',
+        updated_at='ts'
+    ) }}
+)
+
+select * from compacted

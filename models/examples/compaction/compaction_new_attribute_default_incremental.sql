@@ -1,0 +1,23 @@
+-- Seed document 004, "New Attribute in Delta": value2 is padded with its default 'default' for snapshot rows.
+-- Incremental: each run merges only delta rows loaded after the table's newest loaded_at.
+-- depends_on: {{ ref('compaction_new_attribute_snapshot') }}
+-- depends_on: {{ ref('compaction_new_attribute_delta') }}
+{{ config(
+    materialized='joinery_upsert',
+    unique_key='key',
+    file_format='parquet'
+) }}
+
+with
+
+compacted as (
+    {{ joinery.compact(
+        snapshot=source('compaction_landing', 'compaction_new_attribute_snapshot'),
+        deltas=[source('compaction_landing', 'compaction_new_attribute_delta')],
+        key='key',
+        loaded_at='loaded_at',
+        defaults={'value2': "'default'"}
+    ) }}
+)
+
+select * from compacted

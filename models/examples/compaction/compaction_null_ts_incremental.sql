@@ -1,0 +1,23 @@
+-- NULL ts ranks lowest: any timestamp beats NULL; between NULLs the later source wins.
+-- Incremental: each run merges only delta rows loaded after the table's newest loaded_at.
+-- depends_on: {{ ref('compaction_null_ts_snapshot') }}
+-- depends_on: {{ ref('compaction_null_ts_delta') }}
+{{ config(
+    materialized='joinery_upsert',
+    unique_key='key',
+    file_format='parquet'
+) }}
+
+with
+
+compacted as (
+    {{ joinery.compact(
+        snapshot=source('compaction_landing', 'compaction_null_ts_snapshot'),
+        deltas=[source('compaction_landing', 'compaction_null_ts_delta')],
+        key='key',
+        loaded_at='loaded_at',
+        updated_at='ts'
+    ) }}
+)
+
+select * from compacted

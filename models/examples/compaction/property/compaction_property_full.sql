@@ -1,0 +1,25 @@
+-- Property-test model (python_tests/test_compaction_property.py): the full compaction of generated
+-- histories. Disabled unless the test sets the var compaction_property_tests.
+{{ config(
+    enabled=var('compaction_property_tests', false),
+    materialized='table',
+    file_format='parquet'
+) }}
+
+with
+
+compacted as (
+    {{ joinery.compact(
+        snapshot=source('compaction_property', 'compaction_property_snapshot'),
+        deltas=[
+            source('compaction_property', 'compaction_property_delta_1'),
+            source('compaction_property', 'compaction_property_delta_2')
+        ],
+        key='key',
+        updated_at='ts',
+        deleted='is_deleted',
+        loaded_at='loaded_at'
+    ) }}
+)
+
+select * from compacted

@@ -1,0 +1,4 @@
+-- Port `missing_email` of splitter_contacts_routed: reads only that partition of the router.
+{{ config(materialized='view') }}
+
+{{ joinery.port(ref('splitter_contacts_routed'), 'missing_email') }}

@@ -1,0 +1,4 @@
+-- Port `purchase` of splitter_events_by_type: reads only that partition of the router.
+{{ config(materialized='view') }}
+
+{{ joinery.port(ref('splitter_events_by_type'), 'purchase') }}

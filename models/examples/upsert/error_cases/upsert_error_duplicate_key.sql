@@ -1,0 +1,16 @@
+-- A misconfigured joinery_upsert model: python_tests/test_upsert.py checks its error message.
+-- Built only with --vars '{upsert_error_cases: true}'.
+{{ config(
+    enabled=var('upsert_error_cases', false), materialized='joinery_upsert',
+    file_format='parquet', unique_key=['country', 'customer_id']
+) }}
+
+select
+    'NL' as country,
+    1 as customer_id,
+    'Ann' as name
+union all
+select
+    'NL' as country,
+    1 as customer_id,
+    'Bob' as name

@@ -1,0 +1,386 @@
+"""The catalogue of bad inputs (docs/guarantees.md): each case ends in a clear error (what, where,
+how to fix) or a documented deterministic result, never in silent row loss.
+
+One throwaway dbt project installs joinery as a package; each case is one model (a view) in it
+(the macro call is deferred to execution with `{% if execute %}`, so one bad case cannot stop the
+parse of the others) and one `dbt build` runs them all. Inputs are small tables created directly in Spark.
+Expected rows are written down from the documented semantics, never copied from an output.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.dbt import REPO_ROOT, DbtProject
+from harness.thrift_server import free_port
+from python_tests.test_packaging import dbt_deps
+
+SCHEMA = "test_bad_inputs"
+T1, T2, T3 = "timestamp'2024-01-01 00:00:00'", "timestamp'2024-01-02 00:00:00'", "timestamp'2024-01-03 00:00:00'"
+
+# name -> (columns DDL, rows as SQL tuples)
+TABLES = {
+    "snap": ("id int, v string, ts timestamp", [f"(1, 'a', {T1})", f"(2, 'b', {T1})"]),
+    "snap_nullkey": ("id int, v string, ts timestamp", [f"(1, 'a', {T1})", f"(null, 'n', {T1})"]),
+    "delta_nullkey": ("id int, v string, ts timestamp", [f"(null, 'n2', {T2})"]),
+    "delta_dup": ("id int, v string, ts timestamp", [f"(1, 'a1', {T2})", f"(1, 'a2', {T3})"]),
+    "delta_nullts": ("id int, v string, ts timestamp", ["(1, 'z', null)", f"(3, 'c', {T2})"]),
+    "delta_equalts": ("id int, v string, ts timestamp", [f"(1, 'b1', {T1})"]),
+    "delta_strid": ("id string, v string, ts timestamp", [f"('1', 'z', {T2})"]),
+    "delta_nokey": ("v string, ts timestamp", [f"('z', {T2})"]),
+    "delta_extra": ("id int, v string, ts timestamp, extra string", [f"(2, 'b2', {T2}, 'new')"]),
+    "snap_empty": ("id int, v string, ts timestamp", []),
+    "delta_empty": ("id int, v string, ts timestamp", []),
+    "events_tie": ("id int, v string, ts int", ["(1, 'p', 5)", "(1, 'q', 5)", "(2, 'r', 1)"]),
+    "events_tie_reversed": ("id int, v string, ts int", ["(2, 'r', 1)", "(1, 'q', 5)", "(1, 'p', 5)"]),
+    "changelog_badop": ("k int, v string, seq int, op string", ["(1, 'a', 1, 'c')", "(1, 'b', 2, 'x')"]),
+    "customers_cl": ("customer_id int, name string, seq int", ["(1, 'ann', 1)"]),
+    "orders_cl": ("order_id int, customer_id string, seq int", ["(10, '1', 1)"]),
+    "orders": ("order_id int, customer_id int, amount int, v string", ["(10, 1, 5, 'o')", "(11, 2, 1, 'p')"]),
+    "customers": ("customer_id int, name string, v string", ["(1, 'ann', 'c')"]),
+    "weird": (
+        '`we;ird` int, `sp ace` string, `dot.ted` string, `back``tick` string, `quo"te` string',
+        ["(2, 'k', 'd1', 'b1', 'q1')", "(1, 'k', 'd0', 'b0', 'q0')", "(5, 'm', 'd2', 'b2', 'q2')"],
+    ),
+    "canary": ("id int", ["(1)"]),
+}
+
+INJECTIONS = {
+    "backtick": "o`rders",
+    "quote": "o'rders",
+    "semicolon": "orders; drop table canary",
+    "space": "my orders",
+    "dot": "test_bad_inputs.orders",
+}
+
+
+# Each case: model SQL (the macro call) and what must happen. `error`: every fragment appears in the
+# error; `rows`: the model's rows (sorted) on the listed columns. `config`: a config() call kept at
+# parse time. Documented in docs/guarantees.md under the same names.
+CASES: dict[str, dict] = {
+    # --- keys and timestamps (compact, dedup_latest) ---
+    "null_key_is_a_key_value": dict(
+        sql="joinery.compact(source('bad', 'snap_nullkey'), [source('bad', 'delta_nullkey')], key='id', "
+        "updated_at='ts')",
+        rows=(["id", "v"], [(None, "n2"), (1, "a")]),
+    ),
+    "duplicate_keys_in_a_delta_newest_wins": dict(
+        sql="joinery.compact(source('bad', 'snap'), [source('bad', 'delta_dup')], key='id', updated_at='ts')",
+        rows=(["id", "v"], [(1, "a2"), (2, "b")]),
+    ),
+    "null_timestamp_is_oldest": dict(
+        sql="joinery.compact(source('bad', 'snap'), [source('bad', 'delta_nullts')], key='id', updated_at='ts')",
+        rows=(["id", "v"], [(1, "a"), (2, "b"), (3, "c")]),
+    ),
+    "equal_timestamps_later_source_wins": dict(
+        sql="joinery.compact(source('bad', 'snap'), [source('bad', 'delta_equalts')], key='id', updated_at='ts')",
+        rows=(["id", "v"], [(1, "b1"), (2, "b")]),
+    ),
+    "equal_order_by_ties_resolve_by_row_content": dict(
+        sql="joinery.dedup_latest(source('bad', 'events_tie'), key='id', order_by='ts')",
+        same_as="equal_order_by_ties_reversed_input",
+        row_count=2,
+    ),
+    "equal_order_by_ties_reversed_input": dict(
+        sql="joinery.dedup_latest(source('bad', 'events_tie_reversed'), key='id', order_by='ts')",
+        row_count=2,
+    ),
+    # --- schema drift between snapshot and deltas ---
+    "delta_column_type_conflicts_with_snapshot": dict(
+        sql="joinery.compact(source('bad', 'snap'), [source('bad', 'delta_strid')], key='id', updated_at='ts')",
+        error=["joinery.compact", "relations", "id", "int", "string", "Cast the column"],
+    ),
+    "delta_missing_a_key_column": dict(
+        sql="joinery.compact(source('bad', 'snap'), [source('bad', 'delta_nokey')], key='id', updated_at='ts')",
+        error=["joinery.compact", "`key`", "every key column must be a column of every input", "delta_nokey"],
+    ),
+    "delta_with_an_extra_column_is_padded": dict(
+        sql="joinery.compact(source('bad', 'snap'), [source('bad', 'delta_extra')], key='id', updated_at='ts')",
+        rows=(["id", "v", "extra"], [(1, "a", None), (2, "b2", "new")]),
+    ),
+    # --- empty inputs ---
+    "empty_snapshot": dict(
+        sql="joinery.compact(source('bad', 'snap_empty'), [source('bad', 'delta_dup')], key='id', updated_at='ts')",
+        rows=(["id", "v"], [(1, "a2")]),
+    ),
+    "empty_delta": dict(
+        sql="joinery.compact(source('bad', 'snap'), [source('bad', 'delta_empty')], key='id', updated_at='ts')",
+        rows=(["id", "v"], [(1, "a"), (2, "b")]),
+    ),
+    "no_deltas_at_all": dict(
+        sql="joinery.compact(source('bad', 'snap'), [], key='id', updated_at='ts')",
+        rows=(["id", "v"], [(1, "a"), (2, "b")]),
+    ),
+    "empty_input_to_a_join": dict(
+        sql="joinery.multi_join({'orders': source('bad', 'orders'), 'nothing': source('bad', 'snap_empty')}, "
+        "keys={'orders': ['order_id'], 'nothing': ['id']}, join_type='left', drop=['nothing.v'])",
+        rows=(["order_id", "amount"], [(10, 5), (11, 1)]),
+    ),
+    # --- changelogs and foreign keys ---
+    "changelog_with_an_unknown_operation": dict(
+        sql="joinery.changelog_state(source('bad', 'changelog_badop'), key='k', sequence_by='seq', "
+        "deleted=\"op = 'd'\", operation='op', operation_values=['c', 'u', 'd'])",
+        error=["unknown operation value", "x"],
+    ),
+    "foreign_key_of_the_wrong_type": dict(
+        sql="joinery.fk_join(left=ref('bi_orders_state'), right=ref('bi_customers_state'), left_key='order_id', "
+        "foreign_key='customer_id', right_key='customer_id')",
+        error=["joinery.fk_join", "`foreign_key`", "customer_id", "string", "int"],
+    ),
+    "unknown_foreign_key_column": dict(
+        sql="joinery.fk_join(left=ref('bi_orders_state'), right=ref('bi_customers_state'), left_key='order_id', "
+        "foreign_key='cust', right_key='customer_id')",
+        error=["joinery.fk_join", "`foreign_key`", "cust"],
+    ),
+    # --- splitter ---
+    "split_condition_that_is_not_boolean": dict(
+        sql="joinery.route(source('bad', 'orders'), ports=[{'name': 'big', 'when': 'amount'}])",
+        error=["joinery.route", "ports[0].when", "amount", "boolean"],
+    ),
+    "union_column_that_is_not_a_struct": dict(
+        sql="joinery.route_union(source('bad', 'orders'), 'v')",
+        error=["joinery.route_union", "`column`", "v", "struct"],
+    ),
+    "unknown_port": dict(
+        sql="joinery.port(ref('bi_router'), 'huge')",
+        error=["joinery.port", "`name`", "huge", "big", "default"],
+    ),
+    "duplicate_port_names": dict(
+        sql="joinery.route(source('bad', 'orders'), ports=[{'name': 'big', 'when': 'amount > 4'}, "
+        "{'name': 'BIG', 'when': 'amount > 9'}])",
+        error=["joinery.route", "ports[1].name", "BIG", "unique"],
+    ),
+    # --- joins: unknown inputs / columns, duplicate outputs ---
+    "unknown_input_in_keys": dict(
+        sql="joinery.multi_join({'orders': source('bad', 'orders'), 'customers': source('bad', 'customers')}, "
+        "keys={'orders': ['customer_id'], 'clients': ['customer_id']})",
+        error=["joinery.multi_join", "`keys`", "clients", "orders", "customers"],
+    ),
+    "unknown_column_in_select": dict(
+        sql="joinery.multi_join({'orders': source('bad', 'orders'), 'customers': source('bad', 'customers')}, "
+        "keys={'orders': ['customer_id'], 'customers': ['customer_id']}, select=['orders.price'])",
+        error=["joinery.multi_join", "`select`", "orders.price"],
+    ),
+    "duplicate_output_names": dict(
+        sql="joinery.multi_join({'orders': source('bad', 'orders'), 'customers': source('bad', 'customers')}, "
+        "keys={'orders': ['customer_id'], 'customers': ['customer_id']})",
+        error=["joinery.multi_join", "v", "rename"],
+    ),
+    "unknown_key_column": dict(
+        sql="joinery.dedup_latest(source('bad', 'snap'), key='ident', order_by='ts')",
+        error=["joinery.dedup_latest", "`key`", "ident"],
+    ),
+    "unknown_collect_join_column": dict(
+        sql="joinery.collect_join(build=source('bad', 'customers'), probe=source('bad', 'orders'), "
+        "key='customer_id', values='names', group='order_id')",
+        error=["joinery.collect_join", "names"],
+    ),
+    # --- identifiers that would change the SQL around them ---
+    **{
+        f"input_name_with_{kind}": dict(
+            sql=f"joinery.multi_join({{{name!r}: source('bad', 'orders'), 'customers': source('bad', 'customers')}}, "
+            f"keys={{{name!r}: ['customer_id'], 'customers': ['customer_id']}}, drop=['customers.v'])",
+            error=["joinery.multi_join", "`inputs`", "expected an identifier"],
+        )
+        for kind, name in INJECTIONS.items()
+    },
+    "injection_through_a_key_argument": dict(
+        sql="joinery.dedup_latest(source('bad', 'snap'), key='id` is not null; drop table canary; --', order_by='ts')",
+        error=["joinery.dedup_latest", "`key`", "drop table canary"],
+    ),
+    "column_names_with_special_characters_are_quoted": dict(
+        sql="joinery.dedup_latest(source('bad', 'weird'), key='sp ace', order_by='`we;ird`')",
+        rows=(
+            ["`we;ird`", "`sp ace`", "`dot.ted`", "`back``tick`", '`quo"te`'],
+            [(2, "k", "d1", "b1", "q1"), (5, "m", "d2", "b2", "q2")],
+        ),
+    ),
+    "special_column_names_survive_a_union": dict(
+        sql="joinery.union_padded([source('bad', 'weird'), source('bad', 'weird')])",
+        row_count=6,
+    ),
+    # --- joinery_upsert ---
+    "upsert_unique_key_not_in_the_select": dict(
+        config="config(materialized='joinery_upsert', unique_key='ident', file_format='parquet')",
+        sql="'select * from ' ~ source('bad', 'snap')",
+        error=["joinery_upsert", "`unique_key`", "ident"],
+    ),
+    "upsert_duplicate_keys_in_the_changes": dict(
+        config="config(materialized='joinery_upsert', unique_key='id', file_format='parquet')",
+        sql="'select * from ' ~ source('bad', 'delta_dup')",
+        error=["joinery_upsert", "2 rows for the key"],
+    ),
+}
+
+# Helper models the cases build on (they must succeed).
+HELPERS = {
+    "bi_customers_state": "{{ joinery.changelog_state(source('bad', 'customers_cl'), key='customer_id', "
+    "sequence_by='seq', deleted='false') }}",
+    "bi_orders_state": "{{ joinery.changelog_state(source('bad', 'orders_cl'), key='order_id', "
+    "sequence_by='seq', deleted='false') }}",
+    "bi_router": "{{ joinery.route(source('bad', 'orders'), ports=[{'name': 'big', 'when': 'amount > 4'}]) }}",
+}
+
+MALFORMED_SEED = "id,name\n1,ann\n2,bob,extra\n3,cid\n"
+
+
+def model_sql(case: dict) -> str:
+    dependencies = re.findall(r"(?:source|ref)\([^)]*\)", case["sql"])
+    lines = [f"-- depends_on: {{{{ {dependency} }}}}" for dependency in dependencies]
+    if case.get("config"):
+        lines.append(f"{{{{ {case['config']} }}}}")
+    lines += [
+        "{% if execute %}",
+        f"{{{{ {case['sql']} }}}}",
+        "{% else %}",
+        "select 1 as parse_placeholder",
+        "{% endif %}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_project(root: Path) -> None:
+    (root / "models").mkdir(parents=True)
+    (root / "seeds").mkdir()
+    (root / "dbt_project.yml").write_text(
+        "name: bad_inputs\nconfig-version: 2\nversion: '1.0'\nprofile: joinery_integration_tests\n"
+        "models: {bad_inputs: {+materialized: view, +file_format: parquet}}\n"
+        "seeds: {bad_inputs: {+file_format: parquet}}\n"
+    )
+    (root / "packages.yml").write_text(f"packages:\n  - local: {REPO_ROOT}\n")
+    tables = "\n".join(f"      - name: {name}" for name in TABLES)
+    (root / "models" / "sources.yml").write_text(
+        f"version: 2\nsources:\n  - name: bad\n    schema: {SCHEMA}\n    tables:\n{tables}\n"
+    )
+    for name, case in CASES.items():
+        (root / "models" / f"bi_{name}.sql").write_text(model_sql(case))
+    for name, sql in HELPERS.items():
+        (root / "models" / f"{name}.sql").write_text(sql + "\n")
+    (root / "seeds" / "bi_malformed_seed.csv").write_text(MALFORMED_SEED)
+
+
+@pytest.fixture(scope="module")
+def project(thrift_server, tmp_path_factory) -> DbtProject:
+    root = tmp_path_factory.mktemp("bad_inputs_project")
+    write_project(root)
+    dbt_deps(root)
+    return DbtProject(
+        project_dir=root,
+        target="thrift",
+        schema=SCHEMA,
+        target_path=root / "target",
+        env={"JOINERY_THRIFT_PORT": str(thrift_server.port), "JOINERY_THRIFT_HOST": "127.0.0.1"},
+    )
+
+
+@pytest.fixture(scope="module")
+def outcome(project, spark):
+    spark.execute(f"create schema if not exists {SCHEMA}")
+    for name, (columns, rows) in TABLES.items():
+        spark.execute(f"drop table if exists {SCHEMA}.{name}")
+        spark.execute(f"create table {SCHEMA}.{name} ({columns}) using parquet")
+        if rows:
+            spark.execute(f"insert into {SCHEMA}.{name} values {', '.join(rows)}")
+    return project.invoke("build", expect_success=None)
+
+
+def node(outcome, name: str) -> dict:
+    matches = [value for key, value in outcome.nodes.items() if key.split(".")[-1] == name]
+    assert matches, f"{name} did not run; ran: {sorted(outcome.nodes)}"
+    return matches[0]
+
+
+def sort_key(row):
+    return tuple((value is not None, str(value)) for value in row)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_bad_input(name, outcome, spark):
+    case = CASES[name]
+    result = node(outcome, f"bi_{name}")
+    if "error" in case:
+        assert result["status"] == "error", f"bi_{name} was expected to fail, got {result['status']}"
+        message = result["message"] or ""
+        missing = [fragment for fragment in case["error"] if fragment.lower() not in message.lower()]
+        assert not missing, f"the error of bi_{name} does not say {missing}:\n{message}"
+        return
+    assert result["status"] == "success", f"bi_{name} failed: {result['message']}"
+    table = f"{SCHEMA}.bi_{name}"
+    if "rows" in case:
+        columns, expected = case["rows"]
+        assert sorted(spark.rows(table, columns=columns), key=sort_key) == sorted(expected, key=sort_key)
+    if "row_count" in case:
+        assert spark.query(f"select count(*) from {table}")[0][0] == case["row_count"]
+    if "same_as" in case:
+        assert spark.rows(table) == spark.rows(f"{SCHEMA}.bi_{case['same_as']}")
+
+
+def test_equal_order_by_ties_keep_exactly_one_row_per_key(outcome, spark):
+    rows = spark.rows(f"{SCHEMA}.bi_equal_order_by_ties_resolve_by_row_content", columns=["id", "v"])
+    assert [row[0] for row in rows] == [1, 2] and rows[0][1] in ("p", "q")
+
+
+def test_injected_identifiers_changed_nothing(outcome, spark):
+    assert spark.rows(f"{SCHEMA}.canary") == [(1,)]
+
+
+def test_malformed_seed_row_is_an_error_naming_the_file(outcome):
+    result = node(outcome, "bi_malformed_seed")
+    assert result["status"] == "error"
+    # agate counts data rows from 0: the second data row has one field too many.
+    assert re.search(r"Row 1 has 3 values, but Table only has 2 columns", result["message"] or ""), result["message"]
+
+
+def test_case_count():
+    assert len(CASES) + 4 >= 25  # + malformed seed, canary, server down, silent server
+
+
+def thrift_failure(project: DbtProject, port: int, **env: str) -> tuple[float, str]:
+    failing = DbtProject(
+        project_dir=project.project_dir,
+        target="thrift",
+        schema=SCHEMA,
+        target_path=project.target_path,
+        env={"JOINERY_THRIFT_PORT": str(port), "JOINERY_THRIFT_HOST": "127.0.0.1", **env},
+    )
+    started = time.monotonic()
+    result = failing.invoke("show", "--inline", "select 1 as one", expect_success=False)
+    return time.monotonic() - started, result.messages
+
+
+def test_thrift_server_down_fails_fast_with_a_connection_message(project, outcome):
+    port = free_port()  # nothing listens there
+    elapsed, message = thrift_failure(project, port)
+    assert elapsed < 60, f"took {elapsed:.0f}s"
+    assert "failed to connect" in message.lower() and str(port) in message, message
+
+
+def test_thrift_server_that_never_answers_fails_in_bounded_time(project, outcome):
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    accepted = []
+
+    def accept_and_stay_silent():
+        while True:
+            try:
+                accepted.append(listener.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept_and_stay_silent, daemon=True).start()
+    try:
+        elapsed, message = thrift_failure(project, listener.getsockname()[1], JOINERY_THRIFT_SOCKET_TIMEOUT="5")
+    finally:
+        listener.close()
+        for connection in accepted:
+            connection.close()
+    assert accepted, "dbt never connected"
+    assert elapsed < 60, f"took {elapsed:.0f}s"
+    assert re.search(r"timed out|timeout", message, re.I), message

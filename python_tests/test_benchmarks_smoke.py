@@ -1,0 +1,77 @@
+"""The benchmark harness cannot rot: every case runs at its tiny size and prints a valid result line.
+
+Runs `python -m benchmarks --all --rows tiny --repeats 1 --no-write` in a subprocess (its own local
+Spark with a small driver, its own warehouse in a temp folder, separate from the pytest Thrift
+server) and checks one JSON line per case with the keys RESULTS.md and the README rely on. Timings
+at tiny sizes mean nothing and are not asserted; outputs that must agree are (same_result).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from benchmarks.cases import CASES
+from harness.dbt import REPO_ROOT
+
+EXPECTED_KEYS = {"case", "sizes", "repeats", "median_seconds", "seconds", "ratios", "bars", "pass", "plan"}
+BAR_KEYS = {"name", "ratio", "limit", "pass"}
+PLAN_KEYS = {"shuffle_exchanges", "files_written", "partitions_written", "executions"}
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    work_dir = tmp_path_factory.mktemp("bench")
+    env = {**os.environ, "JOINERY_BENCH_DIR": str(work_dir), "JOINERY_BENCH_DRIVER_MEMORY": "1g"}
+    completed = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--all", "--rows", "tiny", "--repeats", "1", "--no-write"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=float(os.environ.get("JOINERY_BENCH_SMOKE_TIMEOUT", "900")),
+        check=False,
+    )
+    lines = [line for line in completed.stdout.splitlines() if line.strip()]
+    return completed, [json.loads(line) for line in lines]
+
+
+def test_every_case_prints_one_json_line(tiny_run):
+    completed, results = tiny_run
+    assert [result["case"] for result in results] == list(CASES), completed.stderr[-4000:]
+    errors = {result["case"]: result["error"] for result in results if "error" in result}
+    assert not errors, f"cases failed: {errors}\n{completed.stderr[-4000:]}"
+    assert completed.returncode == 0, completed.stderr[-4000:]
+
+
+@pytest.mark.parametrize("case", [name for name in CASES if name != "demo"])
+def test_case_result_has_times_ratios_bars_and_plan_facts(tiny_run, case):
+    _, results = tiny_run
+    result = next(result for result in results if result["case"] == case)
+    assert EXPECTED_KEYS <= set(result), sorted(result)
+    assert result["bars"], "every measured case has at least one bar"
+    for bar in result["bars"]:
+        assert BAR_KEYS <= set(bar)
+        numerator, denominator = next(
+            key.split("/") for key in result["ratios"] if result["ratios"][key] == bar["ratio"]
+        )
+        medians = result["median_seconds"]
+        assert medians[numerator] > 0 and medians[denominator] > 0
+        assert bar["pass"] == (bar["ratio"] <= bar["limit"])
+    for facts in result["plan"].values():
+        assert PLAN_KEYS <= set(facts)
+        assert facts["executions"] > 0
+    # Variants that must produce the same table did (joinery vs baseline, incremental vs full).
+    for agreement in ("same_result", "same_row_count", "rows_conserved"):
+        if agreement in result:
+            assert result[agreement] is True, f"{case}: {agreement} is false"
+
+
+def test_demo_case_reports_wall_time(tiny_run):
+    _, results = tiny_run
+    demo = next(result for result in results if result["case"] == "demo")
+    assert demo["exit_code"] == 0 and demo["median_seconds"]["demo"] > 0

@@ -1,0 +1,322 @@
+"""joinery_upsert survives being killed: SIGKILL of dbt and its Spark JVM at seeded random moments of
+incremental runs never loses or doubles a row, a reader between the kill and the next run sees the
+old or the new version, and the next run converges. A run that fails on bad data changes nothing.
+
+Each trial is one `dbt run` on the embedded `local` target (its own Spark dir in a temp folder) over
+three joinery_upsert tables (parquet, parquet partitioned, Hive Avro), killed at a random moment
+between its first model starting and the measured end of a normal run. The next trial's run is also
+the re-run of the previous one; an `on-run-start` hook records what each table holds before any
+model runs (the state a reader sees between kill and re-run). Expected rows come from a plain-Python
+reference over the generated batches.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.dbt import PROFILES_DIR, REPO_ROOT
+
+SEED = 20240613
+TRIALS = int(os.environ.get("JOINERY_CRASH_TRIALS", "10"))
+KEYS = 24
+MODELS = {
+    "crash_plain": "file_format='parquet'",
+    "crash_partitioned": "file_format='parquet', partition_by=['part']",
+    "crash_avro": "file_format='hive', options={'fileFormat': 'avro'}",
+}
+MODEL_SQL = """
+{{{{ config(materialized='joinery_upsert', unique_key=['part', 'id'], deleted_column='deleted', {config}) }}}}
+
+with
+
+changes as (
+
+    select * from {{{{ ref('crash_changes') }}}}
+    where batch <= {{{{ var('through') }}}} and batch > {{{{ joinery.previous_max('batch', '0') }}}}
+
+),
+
+ranked as (
+
+    select *, row_number() over (partition by part, id order by batch desc) as batch_rank
+    from changes
+
+)
+
+select
+    part,
+    id,
+    {value} as value,
+    batch,
+    deleted
+from ranked
+where batch_rank = 1
+"""
+# Reads every table in one statement before any model runs: what a reader sees after a kill.
+OBSERVE_HOOKS = [
+    "create table if not exists crash.observed"
+    " (run_no int, model string, part int, id int, value int, batch int) using parquet",
+    """
+    {%- if var('run_no') | int > 0 %}
+    insert into crash.observed
+    {%- for model in var('observe') %}
+    select {{ var('run_no') }}, '{{ model }}', part, id, value, batch from crash.{{ model }}
+    {%- if not loop.last %} union all{% endif %}
+    {%- endfor %}
+    {%- else %}
+    select 1
+    {%- endif %}
+    """,
+]
+CHECK_SCRIPT = """
+import json, os, sys
+from pyspark.sql import SparkSession
+home = os.environ["JOINERY_SPARK_DIR"]
+spark = (SparkSession.builder.master("local[1]").config("spark.sql.warehouse.dir", home + "/warehouse")
+    .config("spark.hadoop.javax.jdo.option.ConnectionURL", f"jdbc:derby:;databaseName={home}/metastore_db;create=true")
+    .config("spark.driver.extraJavaOptions", "-Dderby.system.home=" + home)
+    .config("spark.ui.enabled", "false").enableHiveSupport().getOrCreate())
+spark.sql("use crash")
+out = {"observed": [list(r) for r in spark.sql("select * from observed").collect()]}
+for name in sys.argv[1:]:
+    out[name] = [list(r) for r in spark.sql(f"select part, id, value, batch from {name}").collect()]
+    details = spark.sql(f"describe table extended {name}").collect()
+    out[name + ".location"] = [r[1] for r in details if r[0] == "Location"][0]
+print("JOINERY_CHECK " + json.dumps(out))
+"""
+
+
+def batches(rng: random.Random, count: int) -> list[dict]:
+    """Changes per batch: random keys get a new value or (one in five) a delete; one row per key per batch."""
+    rows = []
+    for batch in range(1, count + 1):
+        for key in rng.sample(range(KEYS), KEYS if batch == 1 else KEYS // 3):
+            rows.append(
+                {
+                    "batch": batch,
+                    "part": key % 3,
+                    "id": key,
+                    "value": rng.randrange(1000),
+                    "deleted": batch > 1 and rng.random() < 0.2,
+                }
+            )
+    return rows
+
+
+def reference(changes: list[dict], through: int) -> dict[int, set[tuple]]:
+    """Rows per partition after applying batches 1..through: the newest version per key, deletes removed."""
+    latest = {}
+    for row in sorted(changes, key=lambda r: r["batch"]):
+        if row["batch"] <= through:
+            latest[(row["part"], row["id"])] = row
+    result: dict[int, set[tuple]] = {0: set(), 1: set(), 2: set()}
+    for row in latest.values():
+        if not row["deleted"]:
+            result[row["part"]].add((row["part"], row["id"], row["value"], row["batch"]))
+    return result
+
+
+def by_partition(rows) -> dict[int, list[tuple]]:
+    result: dict[int, list[tuple]] = {0: [], 1: [], 2: []}
+    for row in rows:
+        result[row[0]].append(tuple(row))
+    return result
+
+
+def make_project(root: Path, changes: list[dict]) -> None:
+    for folder in ("common", "materializations", "upsert"):
+        shutil.copytree(REPO_ROOT / "macros" / folder, root / "macros" / folder)
+    (root / "seeds").mkdir()
+    with (root / "seeds" / "crash_changes.csv").open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["batch", "part", "id", "value", "deleted"])
+        writer.writeheader()
+        writer.writerows({**row, "deleted": str(row["deleted"]).lower()} for row in changes)
+    (root / "models").mkdir()
+    for name, config in {**MODELS, "crash_bad_data": "file_format='parquet'"}.items():
+        # crash_bad_data hits an ANSI cast error halfway through its SELECT when bad_data is set.
+        value = "value"
+        if name == "crash_bad_data":
+            value = (
+                "cast(case when {{ var('bad_data', false) }} and id % 2 = 1 then 'oops' else string(value) end as int)"
+            )
+        (root / "models" / f"{name}.sql").write_text(MODEL_SQL.format(config=config, value=value))
+    (root / "dbt_project.yml").write_text(
+        textwrap.dedent(
+            """
+            name: joinery
+            version: "0.1.0"
+            config-version: 2
+            profile: joinery
+            macro-paths: ["macros"]
+            on-run-start:
+            """
+        )
+        + "".join(f"  - {json.dumps(textwrap.dedent(hook).strip())}\n" for hook in OBSERVE_HOOKS)
+        + textwrap.dedent(
+            """
+            seeds:
+              joinery:
+                +file_format: parquet
+                +column_types: {batch: int, part: int, id: int, value: int, deleted: boolean}
+            """
+        )
+    )
+
+
+class Dbt:
+    """`dbt` as a subprocess on the local session target, in its own process group (Spark JVM included)."""
+
+    def __init__(self, project: Path, home: Path):
+        self.project = project
+        self.env = {
+            **os.environ,
+            "JOINERY_SPARK_DIR": str(home / "spark"),
+            "JOINERY_SCHEMA": "crash",
+            "JOINERY_DRIVER_MEMORY": "1g",
+            "DBT_PROFILES_DIR": str(PROFILES_DIR),
+            "DBT_TARGET_PATH": str(home / "target"),
+            "DBT_LOG_PATH": str(home / "logs"),
+            "SPARK_CONF_DIR": str(REPO_ROOT / "conf" / "spark"),
+            "PYTHONPATH": str(REPO_ROOT),
+        }
+
+    def start(self, *args: str, variables: dict) -> subprocess.Popen:
+        command = [
+            sys.executable,
+            "-m",
+            "harness.dbt_cli",
+            *args,
+            "--project-dir",
+            str(self.project),
+            "--target",
+            "local",
+        ]
+        return subprocess.Popen(
+            [*command, "--vars", json.dumps(variables)],
+            cwd=self.project,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+
+    def run(self, *args: str, variables: dict, kill_after: float | None = None) -> tuple[int, str, float]:
+        """Run dbt; with kill_after, SIGKILL its process group that many seconds after the first model starts.
+
+        Returns the exit code, the output, and the seconds from the first model's start to the end.
+        """
+        process = self.start(*args, variables=variables)
+        lines: list[str] = []
+        first_model = threading.Event()
+        started: list[float] = []
+
+        def read() -> None:
+            for line in process.stdout:
+                lines.append(line)
+                if " START sql " in line and not first_model.is_set():
+                    started.append(time.monotonic())
+                    first_model.set()
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        while kill_after is not None and not first_model.wait(timeout=0.2) and process.poll() is None:
+            pass
+        if kill_after is not None and process.poll() is None:
+            time.sleep(kill_after)
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+        code = process.wait(timeout=600)
+        reader.join(timeout=10)
+        ended = time.monotonic()
+        return code, "".join(lines), ended - started[0] if started else 0.0
+
+
+@pytest.fixture(scope="module")
+def crash_history(tmp_path_factory):
+    rng = random.Random(SEED)
+    changes = batches(rng, TRIALS + 1)
+    home = tmp_path_factory.mktemp("crash")
+    project = home / "project"
+    make_project(project, changes)
+    dbt = Dbt(project, home)
+    observe = {"observe": list(MODELS)}
+
+    code, output, model_phase = dbt.run("build", variables={"through": 1, "run_no": 0, **observe})
+    assert code == 0, output
+    kills = []
+    for trial in range(1, TRIALS + 1):
+        delay = rng.uniform(0, model_phase)
+        code, output, _ = dbt.run(
+            "run", "--select", *MODELS, variables={"through": trial + 1, "run_no": trial, **observe}, kill_after=delay
+        )
+        kills.append({"trial": trial, "delay": round(delay, 2), "exit": code})
+    final = dbt.run("run", variables={"through": TRIALS + 1, "run_no": TRIALS + 1, "bad_data": True, **observe})
+    check = subprocess.run(
+        [sys.executable, "-c", CHECK_SCRIPT, *MODELS, "crash_bad_data"],
+        env=dbt.env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    line = next((x for x in check.stdout.splitlines() if x.startswith("JOINERY_CHECK ")), None)
+    assert line, check.stdout + check.stderr
+    return {"changes": changes, "kills": kills, "final": final, "tables": json.loads(line.split(" ", 1)[1])}
+
+
+def test_kills_happened_at_random_moments(crash_history):
+    kills = crash_history["kills"]
+    assert len(kills) >= 10 or len(kills) == TRIALS
+    # Most trials must really have been killed (SIGKILL exit), not have finished before the kill.
+    assert sum(kill["exit"] == -signal.SIGKILL for kill in kills) >= len(kills) // 2, kills
+
+
+def test_reader_sees_old_or_new_version_after_every_kill(crash_history):
+    changes, observed = crash_history["changes"], crash_history["tables"]["observed"]
+    levels = {(model, part): 1 for model in MODELS for part in range(3)}
+    for run_no in range(1, TRIALS + 2):
+        # Run run_no - 1 applied batches up to run_no (and may have been killed): each table (each
+        # partition of the partitioned one, which commits partition by partition) holds the version
+        # it held before that run, or the version that run was writing.
+        for model in MODELS:
+            rows = by_partition(row[2:] for row in observed if row[0] == run_no and row[1] == model)
+            states = {}
+            for part in range(3):
+                found = [
+                    level
+                    for level in (levels[(model, part)], run_no)
+                    if sorted(rows[part]) == sorted(reference(changes, level)[part])
+                ]
+                assert found, f"run {run_no}, {model}, partition {part}: {sorted(rows[part])}"
+                states[part] = found[-1]
+            if model != "crash_partitioned":
+                assert len(set(states.values())) == 1, f"run {run_no}, {model}: partitions of different versions"
+            for part, level in states.items():
+                levels[(model, part)] = level
+
+
+def test_rerun_converges_to_exactly_the_expected_rows(crash_history):
+    changes, tables = crash_history["changes"], crash_history["tables"]
+    expected = sorted(row for rows in reference(changes, TRIALS + 1).values() for row in rows)
+    for model in MODELS:
+        assert sorted(tuple(row) for row in tables[model]) == expected, model
+
+
+def test_run_failing_on_bad_data_leaves_previous_table(crash_history):
+    code, output, _ = crash_history["final"]
+    assert code != 0 and "crash_bad_data" in output and "CAST_INVALID_INPUT" in output, output[-3000:]
+    expected = sorted(row for rows in reference(crash_history["changes"], 1).values() for row in rows)
+    assert sorted(tuple(row) for row in crash_history["tables"]["crash_bad_data"]) == expected

@@ -1,0 +1,325 @@
+"""FK join over changelogs (seed document 003, KIP-213): the example models run batch by batch.
+
+The orders and customers changelog seeds arrive one batch per dbt run into source tables the example
+models read (`source('fk_join', ...)`, pointed here by vars). After every run the inner and left
+results and the output changelog are compared with a plain-Python reference computed from the
+events seen so far. The named tests below are the rows of the document's table of LHS events and
+Kafka Streams' FK-join bug history, each asserted on the tables read back after the run that
+exercises it.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from typing import Any
+
+import pytest
+
+from harness.dbt import REPO_ROOT
+
+SCHEMA = "test_fk_join"
+SEEDS = REPO_ROOT / "seeds" / "fk_join"
+ORDERS_SOURCE = "fk_scenario_orders"
+CUSTOMERS_SOURCE = "fk_scenario_customers"
+ORDER_COLUMNS = {
+    "order_id": "int",
+    "customer_id": "int",
+    "amount": "int",
+    "op": "string",
+    "seq": "bigint",
+    "batch_id": "int",
+}
+CUSTOMER_COLUMNS = {"customer_id": "int", "customer_name": "string", "op": "string", "seq": "bigint", "batch_id": "int"}
+MODELS = [
+    "fk_orders_state",
+    "fk_customers_state",
+    "fk_orders_customers",
+    "fk_orders_customers_left",
+    "fk_orders_customers_changes",
+]
+
+
+# ---- plain-Python reference -------------------------------------------------------------------
+
+
+def latest_state(events: list[dict[str, Any]], key: str) -> dict[Any, dict[str, Any]]:
+    """The newest version per key by (seq, batch_id), deletes included (the KTable with tombstones)."""
+    state: dict[Any, dict[str, Any]] = {}
+    for event in events:
+        current = state.get(event[key])
+        rank = (event["seq"], event["batch_id"], event["op"] == "d")
+        if current is None or rank > (current["seq"], current["batch_id"], current["op"] == "d"):
+            state[event[key]] = event
+    return state
+
+
+def fk_join_reference(orders: list[dict], customers: list[dict], join_type: str) -> set[tuple]:
+    """(order_id, customer_id, amount, customer_name) rows of the FK join of the two live states."""
+    live_orders = [o for o in latest_state(orders, "order_id").values() if o["op"] != "d"]
+    live_customers = {c["customer_id"]: c for c in latest_state(customers, "customer_id").values() if c["op"] != "d"}
+    rows = set()
+    for order in live_orders:
+        customer = live_customers.get(order["customer_id"]) if order["customer_id"] is not None else None
+        if customer is None and join_type == "inner":
+            continue
+        name = customer["customer_name"] if customer else None
+        rows.add((order["order_id"], order["customer_id"], order["amount"], name))
+    return rows
+
+
+def result_changes(before: set[tuple], after: set[tuple]) -> set[tuple]:
+    """What Kafka Streams emits between two results: (key, value..., tombstone) per changed key."""
+    old = {row[0]: row for row in before}
+    new = {row[0]: row for row in after}
+    changes = {(*row, False) for key, row in new.items() if old.get(key) != row}
+    changes |= {(key, None, None, None, True) for key in old if key not in new}
+    return changes
+
+
+def read_csv(path, types: dict[str, str]) -> list[dict[str, Any]]:
+    with path.open() as handle:
+        return [
+            {
+                name: (None if value == "" else int(value) if types[name] in ("int", "bigint") else value)
+                for name, value in row.items()
+            }
+            for row in csv.DictReader(handle)
+        ]
+
+
+def sql_literal(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def read_rows(spark, table: str, columns: list[str]) -> set[tuple]:
+    # joinery_upsert commits a new version by moving the table's location: a reader in another
+    # session refreshes its cached file listing first.
+    spark.execute(f"refresh table {table}")
+    return set(spark.rows(table, columns))
+
+
+def create_source(spark, table: str, columns: dict[str, str]) -> None:
+    spark.execute(f"drop table if exists {table}")
+    spark.execute(f"create table {table} ({', '.join(f'{n} {t}' for n, t in columns.items())}) using parquet")
+
+
+def land(spark, table: str, columns: dict[str, str], rows: list[dict[str, Any]]) -> None:
+    """Append a batch of change events to a source table, as a loader would."""
+    if rows:
+        values = ", ".join("(" + ", ".join(sql_literal(row[name]) for name in columns) + ")" for row in rows)
+        spark.execute(f"insert into {table} values {values}")
+
+
+# ---- the scenario: one dbt run per batch ------------------------------------------------------
+
+RESULT_COLUMNS = ["order_id", "customer_id", "amount", "customer_name"]
+STATE_COLUMNS = [*ORDER_COLUMNS, "_joinery_tombstone", "_joinery_changed_at"]
+SOURCE_VARS = {
+    "fk_join_source_schema": SCHEMA,
+    "fk_join_orders_changelog": ORDERS_SOURCE,
+    "fk_join_customers_changelog": CUSTOMERS_SOURCE,
+}
+
+
+@pytest.fixture(scope="module")
+def scenario(dbt, spark):
+    """Land the seed batches one at a time and run the models after each; then run once more with
+    no new data. Returns, per run, the tables read back and the reference results."""
+    orders = read_csv(SEEDS / "fk_orders_changelog.csv", ORDER_COLUMNS)
+    customers = read_csv(SEEDS / "fk_customers_changelog.csv", CUSTOMER_COLUMNS)
+    order_batches, customer_batches = defaultdict(list), defaultdict(list)
+    for row in orders:
+        order_batches[row["batch_id"]].append(row)
+    for row in customers:
+        customer_batches[row["batch_id"]].append(row)
+    batches = sorted(set(order_batches) | set(customer_batches))
+
+    spark.execute(f"create schema if not exists {SCHEMA}")
+    for model in MODELS:
+        spark.execute(f"drop table if exists {SCHEMA}.{model}")
+    create_source(spark, f"{SCHEMA}.{ORDERS_SOURCE}", ORDER_COLUMNS)
+    create_source(spark, f"{SCHEMA}.{CUSTOMERS_SOURCE}", CUSTOMER_COLUMNS)
+
+    runs = []
+    seen_orders: list[dict] = []
+    seen_customers: list[dict] = []
+    for batch in [*batches, None]:  # None: a scheduled run with no new data
+        if batch is not None:
+            land(spark, f"{SCHEMA}.{ORDERS_SOURCE}", ORDER_COLUMNS, order_batches[batch])
+            land(spark, f"{SCHEMA}.{CUSTOMERS_SOURCE}", CUSTOMER_COLUMNS, customer_batches[batch])
+            seen_orders += order_batches[batch]
+            seen_customers += customer_batches[batch]
+        dbt.invoke("run", "--select", *MODELS, schema=SCHEMA, vars=SOURCE_VARS)
+        spark.execute(f"refresh table {SCHEMA}.fk_orders_customers_changes")
+        runs.append(
+            {
+                "batch": batch,
+                "inner": read_rows(spark, f"{SCHEMA}.fk_orders_customers", RESULT_COLUMNS),
+                "left": read_rows(spark, f"{SCHEMA}.fk_orders_customers_left", RESULT_COLUMNS),
+                "changes": spark.rows(
+                    f"{SCHEMA}.fk_orders_customers_changes", [*RESULT_COLUMNS, "_joinery_tombstone", "_joinery_run"]
+                ),
+                "orders_state": sorted(
+                    (
+                        dict(zip(STATE_COLUMNS, row, strict=True))
+                        for row in read_rows(spark, f"{SCHEMA}.fk_orders_state", STATE_COLUMNS)
+                    ),
+                    key=lambda row: row["order_id"],
+                ),
+                "expected_inner": fk_join_reference(seen_orders, seen_customers, "inner"),
+                "expected_left": fk_join_reference(seen_orders, seen_customers, "left"),
+            }
+        )
+    return runs
+
+
+def after_batch(scenario, batch: int) -> dict:
+    return next(run for run in scenario if run["batch"] == batch)
+
+
+def changes_of_run(scenario, run_number: int) -> list[tuple]:
+    """Rows the output changelog got in the n-th run (1-based), without the run column."""
+    return sorted(
+        (row[:-1] for row in scenario[-1]["changes"] if row[-1] == run_number),
+        key=lambda row: (row[0], row[-1]),
+    )
+
+
+def test_every_run_matches_the_python_reference(scenario):
+    for run in scenario:
+        assert run["inner"] == run["expected_inner"], f"inner join after batch {run['batch']}"
+        assert run["left"] == run["expected_left"], f"left join after batch {run['batch']}"
+
+
+def test_output_changelog_lists_exactly_the_result_changes_of_each_run(scenario):
+    previous: set[tuple] = set()
+    for number, run in enumerate(scenario, start=1):
+        expected = result_changes(previous, run["expected_inner"])
+        assert set(changes_of_run(scenario, number)) == expected, f"changes of run {number} (batch {run['batch']})"
+        assert len(changes_of_run(scenario, number)) == len(expected), "a change was emitted twice"
+        previous = run["expected_inner"]
+
+
+def test_run_without_new_data_changes_nothing(scenario):
+    last_batch, rerun = scenario[-2], scenario[-1]
+    assert rerun["inner"] == last_batch["inner"] and rerun["left"] == last_batch["left"]
+    assert changes_of_run(scenario, len(scenario)) == []
+    assert rerun["orders_state"] == last_batch["orders_state"]
+
+
+# LHS event table of the document (k = order 1, q = order 9), inner and left, one test per row.
+
+
+def test_lhs_new_event_joins(scenario):
+    run = after_batch(scenario, 1)
+    assert (1, 1, 10, "foo") in run["inner"] and (1, 1, 10, "foo") in run["left"]
+
+
+def test_lhs_fk_change_to_key_without_right_row_removes_old_result(scenario):
+    run = after_batch(scenario, 2)
+    assert not any(row[0] == 1 for row in run["inner"])
+    assert (1, 2, 10, None) in run["left"]
+    assert (1, None, None, None, True) in changes_of_run(scenario, 2)
+
+
+def test_lhs_fk_change_again_keeps_no_inner_result(scenario):
+    run = after_batch(scenario, 3)
+    assert not any(row[0] == 1 for row in run["inner"])
+    assert (1, 3, 10, None) in run["left"]
+    # No second tombstone for a result that is already gone.
+    assert not any(row[0] == 1 for row in changes_of_run(scenario, 3))
+
+
+def test_lhs_right_value_published_joins_waiting_left_row(scenario):
+    run = after_batch(scenario, 4)
+    assert (1, 3, 10, "bar") in run["inner"] and (1, 3, 10, "bar") in run["left"]
+
+
+def test_lhs_delete_removes_row_with_exactly_one_tombstone(scenario):
+    run = after_batch(scenario, 5)
+    assert not any(row[0] == 1 for row in run["inner"] | run["left"])
+    tombstones = [row for row in scenario[-1]["changes"] if row[0] == 1 and row[4]]
+    assert [row[-1] for row in tombstones] == [2, 5], "one tombstone for the fk change, one for the delete"
+
+
+def test_delete_without_result_emits_no_tombstone(scenario):
+    # Order 8 never had an inner result (NULL foreign key), then was deleted in batch 5.
+    assert not any(row[0] == 8 for row in scenario[-1]["changes"])
+    assert not any(row[0] == 8 for row in after_batch(scenario, 5)["left"])
+
+
+def test_lhs_original_event_published_again_joins_again(scenario):
+    run = after_batch(scenario, 6)
+    assert (1, 1, 10, "foo inc") in run["inner"] and (1, 1, 10, "foo inc") in run["left"]
+
+
+def test_lhs_left_row_without_right_match_inner_nothing_left_nulls(scenario):
+    run = after_batch(scenario, 5)
+    assert not any(row[0] == 9 for row in run["inner"])
+    assert (9, 10, 90, None) in run["left"]
+
+
+def test_right_value_published_later_joins_left_row(scenario):
+    run = after_batch(scenario, 6)
+    assert (9, 10, 90, "baz") in run["inner"] and (9, 10, 90, "baz") in run["left"]
+
+
+# Kafka Streams' FK-join bug history.
+
+
+def test_fk_null_to_existing_key_gets_inner_result(scenario):
+    assert not any(row[0] == 2 for row in after_batch(scenario, 1)["inner"])
+    assert (2, 1, 20, "foo") in after_batch(scenario, 2)["inner"]
+
+
+def test_fk_becoming_null_removes_inner_result_and_nulls_left_right_columns(scenario):
+    assert (3, 1, 30, "foo") in after_batch(scenario, 1)["inner"]
+    run = after_batch(scenario, 2)
+    assert not any(row[0] == 3 for row in run["inner"])
+    assert (3, None, 30, None) in run["left"]
+
+
+def test_unchanged_republish_changes_nothing(scenario):
+    # Order 4 is published again unchanged in batch 3.
+    assert not any(row[0] == 4 for row in changes_of_run(scenario, 3))
+    assert (4, 1, 40, "foo") in after_batch(scenario, 3)["inner"]
+
+
+def test_right_update_updates_every_referencing_left_row(scenario):
+    run = after_batch(scenario, 4)
+    assert {row[0] for row in run["inner"] if row[3] == "foo inc"} == {2, 4, 7}
+
+
+def test_right_delete_removes_inner_and_nulls_left(scenario):
+    assert (6, 5, 60, "qux") in after_batch(scenario, 2)["inner"]
+    run = after_batch(scenario, 3)
+    assert not any(row[0] == 6 for row in run["inner"])
+    assert (6, 5, 60, None) in run["left"]
+
+
+def test_event_arriving_after_a_newer_one_is_ignored(scenario):
+    # Order 7: version 5 arrives in batch 3, the older version 4 (customer 3) in batch 4.
+    assert (7, 1, 75, "foo inc") in after_batch(scenario, 4)["inner"]
+    state = {row["order_id"]: row for row in after_batch(scenario, 4)["orders_state"]}
+    assert state[7]["seq"] == 5
+
+
+def test_late_older_event_cannot_resurrect_a_deleted_key(scenario):
+    # Order 8 is deleted (version 2) in batch 5; its version 1 arrives again in batch 6.
+    state = {row["order_id"]: row for row in after_batch(scenario, 6)["orders_state"]}
+    assert state[8]["_joinery_tombstone"] is True and state[8]["seq"] == 2
+    assert not any(row[0] == 8 for row in after_batch(scenario, 6)["left"])
+
+
+def test_state_marks_the_rows_each_run_changed(scenario):
+    # A row's _joinery_changed_at is the batch that brought its current version.
+    state = {row["order_id"]: row for row in after_batch(scenario, 6)["orders_state"]}
+    assert {key for key, row in state.items() if row["_joinery_changed_at"] == 6} == {1}
+    assert state[4]["_joinery_changed_at"] == 3  # the re-publish is the current version

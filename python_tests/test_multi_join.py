@@ -1,0 +1,415 @@
+"""multi_join (seed document 000, Hydrator joins): the examples, the join semantics against a plain-Python
+reference (NULL keys included), the physical plan (one shuffle per input), the metrics post-hook,
+the schema preview and the compile-time errors.
+
+Work is batched into few dbt invocations: one build of the seeds and example models, and one
+`dbt compile` of a throwaway project (joinery installed as a package) whose models are the probe
+joins and every error case at once.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import os
+import random
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from harness.dbt import REPO_ROOT, DbtProject
+
+SCHEMA = "test_multi_join"
+SEEDS = REPO_ROOT / "seeds" / "multi_join"
+EXAMPLES = [
+    "hydrator_three_way_join",
+    "hydrator_customer_purchases",
+    "hydrator_customer_purchase_transactions",
+    "hydrator_customer_purchase_ids",
+    "hydrator_customers_outer",
+    "hydrator_full_outer",
+    "hydrator_cross_join",
+    "hydrator_composite_key",
+]
+
+
+def read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    with path.open() as handle:
+        reader = csv.DictReader(handle)
+        return list(reader.fieldnames or []), list(reader)
+
+
+def normalized(value) -> str | None:
+    """Spark values and CSV text on one footing: NULL and '' are None, the rest compared as text."""
+    if value is None or value == "":
+        return None
+    return str(value)
+
+
+@pytest.fixture(scope="module")
+def threads():
+    # Most of a dbt node's time is waiting on the Thrift poll: more threads, shorter build.
+    saved = os.environ.get("JOINERY_THREADS")
+    os.environ["JOINERY_THREADS"] = "4"
+    yield
+    if saved is None:
+        os.environ.pop("JOINERY_THREADS", None)
+    else:
+        os.environ["JOINERY_THREADS"] = saved
+
+
+@pytest.fixture(scope="module")
+def built(dbt, threads):
+    """Seeds and example models built once; the equal_rows tests run in `make demo`, here we read back."""
+    return dbt.invoke(
+        "build",
+        "--select",
+        "path:seeds/multi_join",
+        "path:models/examples/multi_join",
+        "--resource-type",
+        "seed",
+        "--resource-type",
+        "model",
+        schema=SCHEMA,
+    )
+
+
+@pytest.mark.parametrize("model", EXAMPLES)
+def test_example_equals_expected_seed_in_order(built, spark, model):
+    header, expected = read_csv(SEEDS / "expected" / f"expected_{model}.csv")
+    # Column names and order: the document fixes them (use case 2: purchase_id first).
+    assert spark.columns(f"{SCHEMA}.{model}") == header
+    actual = Counter(tuple(normalized(v) for v in row) for row in spark.rows(f"{SCHEMA}.{model}"))
+    assert actual == Counter(tuple(normalized(row[c]) for c in header) for row in expected)
+
+
+def test_use_case_2_order_is_the_documents(built, spark):
+    assert spark.columns(f"{SCHEMA}.hydrator_customer_purchase_transactions") == [
+        "purchase_id",
+        "cust_id",
+        "cust_name",
+        "location",
+        "store",
+        "transaction_date",
+        "purchase_amount",
+    ]
+
+
+def test_record_metrics_counts_rows_in_out_and_matches(built, spark):
+    metrics = spark.query(
+        f"select model, input, metric, value from {SCHEMA}.joinery_metrics where invocation_id = "
+        f"(select max_by(invocation_id, recorded_at) from {SCHEMA}.joinery_metrics)"
+    )
+    recorded = {(model, input_name, metric): value for model, input_name, metric, value in metrics}
+
+    def keys(seed: str) -> list[str | None]:
+        return [normalized(row["cust_id"]) for row in read_csv(SEEDS / f"{seed}.csv")[1]]
+
+    def expected_rows(model: str) -> int:
+        return len(read_csv(SEEDS / "expected" / f"expected_{model}.csv")[1])
+
+    # Outer join with customers required: an optional row matches when its key is a customer's.
+    inputs = {
+        "customers": "hydrator_customers",
+        "purchases": "hydrator_purchases",
+        "transactions": "hydrator_transactions",
+    }
+    customer_keys = {k for k in keys("hydrator_customers") if k is not None}
+    want = {("hydrator_customers_outer", None, "rows_out"): expected_rows("hydrator_customers_outer")}
+    for name, seed in inputs.items():
+        want[("hydrator_customers_outer", name, "rows_in")] = len(keys(seed))
+        if name != "customers":
+            matched = sum(k in customer_keys for k in keys(seed))
+            want[("hydrator_customers_outer", name, "matched_rows")] = matched
+            want[("hydrator_customers_outer", name, "unmatched_rows")] = len(keys(seed)) - matched
+
+    # Full join, no input required: a row matches when another input has its (non-NULL) key.
+    inputs = {"customers": "hydrator_customers", "loyalty": "hydrator_loyalty", "web_visits": "hydrator_web_visits"}
+    want[("hydrator_full_outer", None, "rows_out")] = expected_rows("hydrator_full_outer")
+    for name, seed in inputs.items():
+        others = {k for other, s in inputs.items() if other != name for k in keys(s) if k is not None}
+        matched = sum(k in others for k in keys(seed))
+        want[("hydrator_full_outer", name, "rows_in")] = len(keys(seed))
+        want[("hydrator_full_outer", name, "matched_rows")] = matched
+        want[("hydrator_full_outer", name, "unmatched_rows")] = len(keys(seed)) - matched
+
+    assert recorded == want
+
+
+# --- a throwaway project with joinery as a package: probe joins and error cases, one compile ---
+
+INPUT_NAMES = ["a", "b", "c"]
+
+
+def generated_inputs(seed: int = 7) -> dict[str, list[tuple]]:
+    """Three inputs on a composite key (k1, k2) with duplicates and NULLs in either key part."""
+    rng = random.Random(seed)
+    k1_values, k2_values = [1, 2, 3, None], ["x", "y", None]
+    return {
+        name: [(rng.choice(k1_values), rng.choice(k2_values), f"{name}{i}") for i in range(10)] for name in INPUT_NAMES
+    }
+
+
+def reference_join(inputs: dict[str, list[tuple]], required: list[str]) -> Counter:
+    """The Hydrator join in plain Python: for each non-NULL key, every combination of the inputs' rows,
+    an input without rows contributing one NULL row, kept when every required input has a row. A row
+    with a NULL key part matches nothing; it is kept alone when no other input is required."""
+    names = list(inputs)
+    by_key: dict[tuple, dict[str, list]] = {}
+    result: Counter = Counter()
+    for name, rows in inputs.items():
+        for row in rows:
+            if None in row[:2]:
+                if set(required) <= {name}:
+                    result[tuple(row[:2]) + tuple(row[2] if n == name else None for n in names)] += 1
+            else:
+                by_key.setdefault(row[:2], {n: [] for n in names})[name].append(row[2])
+    for key, groups in by_key.items():
+        if all(groups[name] for name in required):
+            for values in itertools.product(*[groups[name] or [None] for name in names]):
+                result[key + values] += 1
+    return result
+
+
+PROBES = {
+    # name: (join_type, required, expected required set for the reference)
+    "probe_inner": ("inner", None, ["a", "b", "c"]),
+    "probe_left": ("left", None, ["a"]),
+    "probe_right": ("right", None, ["c"]),
+    "probe_full": ("full", None, []),
+    "probe_outer_b": ("outer", ["b"], ["b"]),
+    "probe_outer_a_c": ("outer", ["c", "a"], ["a", "c"]),
+}
+
+INPUTS_JINJA = "{'a': source('mj', 'mj_a'), 'b': source('mj', 'mj_b'), 'c': source('mj', 'mj_c')}"
+KEYS_JINJA = "{'a': ['k1', 'k2'], 'b': ['k1', 'k2'], 'c': ['k1', 'k2']}"
+TWO = "{'customers': ref('joinery', 'hydrator_customers'), 'purchases': ref('joinery', 'hydrator_purchases')}"
+TWO_KEYS = "{'customers': ['cust_id'], 'purchases': ['cust_id']}"
+
+ERRORS = {
+    # name: (multi_join arguments, fragments the error message must contain)
+    "error_clash": (
+        f"{TWO}, {TWO_KEYS}, select=['customers.cust_id', 'purchases.cust_id', 'customers.cust_name']",
+        [
+            "clashing column names",
+            "`cust_id` from customers.cust_id and purchases.cust_id",
+            "rename",
+            "drop",
+            "select",
+            "qualify",
+        ],
+    ),
+    "error_clash_many": (
+        "{'x': source('mj', 'mj_a'), 'y': source('mj', 'mj_b'), 'z': source('mj', 'mj_c')}, "
+        "{'x': ['k1'], 'y': ['k1'], 'z': ['k1']}",
+        ["`k2` from x.k2 and y.k2 and z.k2", "`v` from x.v and y.v and z.v"],
+    ),
+    "error_unknown_input_in_keys": (
+        f"{TWO}, {{'customers': ['cust_id'], 'purchase': ['cust_id']}}",
+        ["argument `keys`", '"purchase"', "no such input", '["customers", "purchases"]'],
+    ),
+    "error_unknown_key_column": (
+        f"{TWO}, {{'customers': ['cust_id'], 'purchases': ['customer_id']}}",
+        ["argument `keys`", "customer_id", "no such column", '"purchase_id", "cust_id", "store"'],
+    ),
+    "error_unknown_select_column": (
+        f"{TWO}, {TWO_KEYS}, select=['customers.cust_id', 'purchases.price']",
+        ["argument `select`", "purchases.price", "no such column in input `purchases`", '"store"'],
+    ),
+    "error_unknown_select_input": (
+        f"{TWO}, {TWO_KEYS}, select=['orders.cust_id']",
+        ["argument `select`", "no such input `orders`", '["customers", "purchases"]'],
+    ),
+    "error_unknown_drop_column": (
+        f"{TWO}, {TWO_KEYS}, drop=['customers.zip']",
+        ["argument `drop`", "customers.zip", '"cust_name", "location"'],
+    ),
+    "error_unknown_rename_column": (
+        f"{TWO}, {TWO_KEYS}, rename={{'purchases.shop': 'shop_name'}}",
+        ["argument `rename`", "purchases.shop", "no such column"],
+    ),
+    "error_bad_join_type": (
+        f"{TWO}, {TWO_KEYS}, join_type='semi'",
+        ["argument `join_type`", '"semi"', '["inner", "left", "right", "full", "outer", "cross"]'],
+    ),
+    "error_required_without_outer": (
+        f"{TWO}, {TWO_KEYS}, join_type='left', required=['customers']",
+        ["argument `required`", "applies only to join_type='outer'"],
+    ),
+    "error_unknown_required_input": (
+        f"{TWO}, {TWO_KEYS}, join_type='outer', required=['shops']",
+        ["argument `required`", '"shops"', "no such input"],
+    ),
+    "error_bad_input_name": (
+        "{'customers; drop table x': ref('joinery', 'hydrator_customers'), "
+        "'purchases': ref('joinery', 'hydrator_purchases')}, "
+        "{'customers; drop table x': ['cust_id'], 'purchases': ['cust_id']}",
+        ["argument `inputs`", "customers; drop table x", "expected an identifier"],
+    ),
+    "error_bad_rename_target": (
+        f"{TWO}, {TWO_KEYS}, rename={{'purchases.store': 'store name'}}",
+        ["argument `rename`", "store name", "expected an identifier"],
+    ),
+    "error_one_input": (
+        "{'customers': ref('joinery', 'hydrator_customers')}, {'customers': ['cust_id']}",
+        ["argument `inputs`", "2 or more"],
+    ),
+    "error_key_count": (
+        f"{TWO}, {{'customers': ['cust_id'], 'purchases': ['cust_id', 'store']}}",
+        ["argument `keys`", "same number of key columns"],
+    ),
+    "error_cross_with_keys": (
+        f"{TWO}, {TWO_KEYS}, join_type='cross'",
+        ["argument `keys`", "cross join takes no keys"],
+    ),
+    "error_hint_on_full_join": (
+        f"{TWO}, {TWO_KEYS}, join_type='full', hints={{'purchases': 'broadcast'}}",
+        ["argument `hints`", "no required input"],
+    ),
+    "error_bad_hint": (
+        f"{TWO}, {TWO_KEYS}, hints={{'purchases': 'nested_loop'}}",
+        ["argument `hints`", "nested_loop", '["broadcast", "shuffle_hash", "merge"]'],
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def scratch(built, dbt, spark, tmp_path_factory):
+    """Create the generated inputs, then compile every probe and error model in one dbt call."""
+    spark.execute(f"create database if not exists {SCHEMA}")
+    inputs = generated_inputs()
+    for name, rows in inputs.items():
+        values = ", ".join(
+            "({}, {}, '{}')".format("null" if k1 is None else k1, "null" if k2 is None else f"'{k2}'", v)
+            for k1, k2, v in rows
+        )
+        spark.execute(f"drop table if exists {SCHEMA}.mj_{name}")
+        spark.execute(
+            f"create table {SCHEMA}.mj_{name} using parquet as "
+            f"select cast(k1 as int) as k1, cast(k2 as string) as k2, v from values {values} as t(k1, k2, v)"
+        )
+
+    project = tmp_path_factory.mktemp("multi_join_project")
+    (project / "dbt_project.yml").write_text(
+        "name: multi_join_scratch\nversion: '1.0'\nconfig-version: 2\nprofile: joinery\nmodel-paths: ['models']\n"
+        "models:\n  multi_join_scratch:\n    +materialized: ephemeral\n"
+    )
+    (project / "dbt_packages").mkdir()
+    (project / "dbt_packages" / "joinery").symlink_to(REPO_ROOT)
+    models = project / "models"
+    models.mkdir()
+    (models / "sources.yml").write_text(
+        "version: 2\nsources:\n  - name: mj\n    schema: "
+        + SCHEMA
+        + "\n    tables: [{name: mj_a}, {name: mj_b}, {name: mj_c}]\n"
+    )
+    for name, (join_type, required, _) in PROBES.items():
+        (models / f"{name}.sql").write_text(
+            f"{{{{ config(materialized='view') }}}}\n{{{{ joinery.multi_join({INPUTS_JINJA}, {KEYS_JINJA}, "
+            f"join_type='{join_type}', required={required!r}, qualify=true, "
+            "select=['a.k1', 'a.k2', 'a.v', 'b.v', 'c.v']) }}\n"
+        )
+    (models / "probe_hint.sql").write_text(
+        f"{{{{ config(materialized='view') }}}}\n{{{{ joinery.multi_join({INPUTS_JINJA}, {KEYS_JINJA}, "
+        f"join_type='left', hints={{'b': 'broadcast', 'c': 'merge'}}, qualify=true) }}}}\n"
+    )
+    (models / "probe_cross.sql").write_text(
+        f"{{{{ config(materialized='view') }}}}\n{{{{ joinery.multi_join({INPUTS_JINJA}, join_type='cross', "
+        f"select=['a.v', 'b.v', 'c.v'], qualify=true) }}}}\n"
+    )
+    for name, (arguments, _) in ERRORS.items():
+        (models / f"{name}.sql").write_text(
+            f"{{{{ config(materialized='view') }}}}\n{{{{ joinery.multi_join({arguments}) }}}}\n"
+        )
+
+    scratch_dbt = DbtProject(
+        project_dir=project, target="thrift", schema=SCHEMA, target_path=project / "target", env=dbt.env
+    )
+    result = scratch_dbt.invoke("compile", "--select", "path:models", expect_success=False)
+    compiled = project / "target" / "compiled" / "multi_join_scratch" / "models"
+    return {"result": result, "compiled": compiled, "inputs": inputs}
+
+
+def compiled_sql(scratch, name: str) -> str:
+    return (scratch["compiled"] / f"{name}.sql").read_text()
+
+
+@pytest.mark.parametrize("probe", list(PROBES))
+def test_join_types_and_null_keys_match_python_reference(scratch, spark, probe):
+    _, _, required = PROBES[probe]
+    assert scratch["result"].status(probe) == "success", scratch["result"].messages
+    rows = spark.query(compiled_sql(scratch, probe))
+    assert Counter(tuple(row) for row in rows) == reference_join(scratch["inputs"], required)
+
+
+def test_cross_join_is_every_combination(scratch, spark):
+    rows = spark.query(compiled_sql(scratch, "probe_cross"))
+    inputs = scratch["inputs"]
+    expected = Counter(itertools.product(*[[row[2] for row in inputs[name]] for name in INPUT_NAMES]))
+    assert Counter(tuple(row) for row in rows) == expected
+
+
+def test_qualified_names(scratch, spark):
+    columns = spark.columns(f"({compiled_sql(scratch, 'probe_full')}) as joined")
+    assert columns == ["a__k1", "a__k2", "a__v", "b__v", "c__v"]
+
+
+def exchanges(plan: str) -> int:
+    return len(re.findall(r"Exchange hashpartitioning", plan))
+
+
+def test_each_input_is_shuffled_once(scratch, spark):
+    """With broadcast joins off, an N-way join on one key has exactly N shuffles (chained joins keep
+    the driver's partitioning; the full join is one grouped shuffle of all inputs), where chained
+    full joins written by hand re-shuffle the intermediate result on coalesce(key)."""
+    spark.execute("set spark.sql.autoBroadcastJoinThreshold=-1")
+    try:
+        for probe in ["probe_inner", "probe_left", "probe_right", "probe_outer_a_c"]:
+            assert exchanges(spark.explain(compiled_sql(scratch, probe))) == 3, probe
+        assert exchanges(spark.explain(compiled_sql(scratch, "probe_full"))) == 1
+        handwritten = (
+            f"select * from {SCHEMA}.mj_a a full join {SCHEMA}.mj_b b on a.k1 = b.k1 and a.k2 = b.k2 "
+            f"full join {SCHEMA}.mj_c c on coalesce(a.k1, b.k1) = c.k1 and coalesce(a.k2, b.k2) = c.k2"
+        )
+        assert exchanges(spark.explain(handwritten)) == 4
+    finally:
+        spark.execute("reset spark.sql.autoBroadcastJoinThreshold")
+
+
+def test_hints_reach_the_plan(scratch, spark):
+    spark.execute("set spark.sql.autoBroadcastJoinThreshold=-1")
+    try:
+        plan = spark.explain(compiled_sql(scratch, "probe_hint"))
+    finally:
+        spark.execute("reset spark.sql.autoBroadcastJoinThreshold")
+    # b is broadcast despite broadcasts being off; c (merge) is still a sort-merge join.
+    assert len(re.findall(r"BroadcastHashJoin", plan)) == 1
+    assert len(re.findall(r"SortMergeJoin", plan)) == 1
+
+
+@pytest.mark.parametrize("case", list(ERRORS))
+def test_compile_errors_explain_themselves(scratch, case):
+    result = scratch["result"]
+    _, fragments = ERRORS[case]
+    assert result.status(case) == "error"
+    message = next(node["message"] for node_id, node in result.nodes.items() if node_id.endswith(f".{case}"))
+    for fragment in fragments:
+        assert fragment in message, f"{fragment!r} not in: {message}"
+
+
+def test_describe_join_prints_input_and_output_schemas(built, dbt, capsys):
+    dbt.invoke(
+        "run-operation",
+        "joinery.describe_join",
+        "--args",
+        "{inputs: {customers: hydrator_customers, purchases: hydrator_purchases}, "
+        "keys: {customers: [cust_id], purchases: [cust_id]}, join_type: left, rename: {purchases.store: shop}}",
+        schema=SCHEMA,
+    )
+    out = capsys.readouterr().out
+    assert "left join of customers, purchases on customers(cust_id) = purchases(cust_id)" in out
+    assert f"input purchases ({SCHEMA}.hydrator_purchases)" in out
+    assert re.search(r"output \(5 columns\)\s+cust_id\s+int\s+join key", out)
+    assert re.search(r"shop\s+string\s+purchases\.store, NULL where purchases has no match", out)
