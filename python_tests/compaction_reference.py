@@ -54,7 +54,7 @@ def compact_reference(
             latest[identity] = candidate
     result = []
     for row, _position in latest.values():
-        if deleted and row.get(deleted):
+        if deleted and row.get(deleted) in (True, "true"):
             continue
         result.append({c: row.get(c, defaults.get(c)) for c in columns})
     return result

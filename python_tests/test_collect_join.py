@@ -78,6 +78,8 @@ def built(dbt):
         "path:seeds/collect_join",
         "path:models/examples/collect_join",
         "--exclude",
+        "path:seeds/collect_join/expected",
+        "test_name:equal_rows",
         "test_name:unique",
         "test_name:not_null",
         schema=SCHEMA,

@@ -323,3 +323,30 @@ def test_state_marks_the_rows_each_run_changed(scenario):
     state = {row["order_id"]: row for row in after_batch(scenario, 6)["orders_state"]}
     assert {key for key, row in state.items() if row["_joinery_changed_at"] == 6} == {1}
     assert state[4]["_joinery_changed_at"] == 3  # the re-publish is the current version
+
+
+# Bad input (issue 8's catalogue): clear errors rather than silent row loss.
+
+
+def inline_state(operation_values: list[str], deleted: str) -> str:
+    return (
+        "{{ joinery.changelog_state(source('fk_join', 'orders_changelog'), key='order_id', sequence_by='seq', "
+        f"deleted=\"{deleted}\", loaded_at='batch_id', operation='op', operation_values={operation_values!r}) }}}}"
+    )
+
+
+def test_unknown_operation_value_stops_the_run_naming_it(scenario, dbt):
+    # The scenario's orders changelog has deletes ('d'); declare only c and u as allowed.
+    result = dbt.invoke(
+        "show", "--inline", inline_state(["c", "u"], "op = 'd'"), schema=SCHEMA, vars=SOURCE_VARS, expect_success=False
+    )
+    assert "unknown operation value d in column op" in result.messages
+    assert "allowed: c, u" in result.messages
+
+
+def test_non_boolean_deleted_expression_is_a_compile_error(scenario, dbt):
+    result = dbt.invoke(
+        "show", "--inline", inline_state(["c", "u", "d"], "op"), schema=SCHEMA, vars=SOURCE_VARS, expect_success=False
+    )
+    assert 'argument `deleted` got "op"' in result.messages
+    assert "it has type string" in result.messages

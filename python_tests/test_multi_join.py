@@ -14,6 +14,7 @@ import itertools
 import os
 import random
 import re
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -179,13 +180,14 @@ PROBES = {
     "probe_left": ("left", None, ["a"]),
     "probe_right": ("right", None, ["c"]),
     "probe_full": ("full", None, []),
+    "probe_full_grouped": ("full", None, []),
     "probe_outer_b": ("outer", ["b"], ["b"]),
     "probe_outer_a_c": ("outer", ["c", "a"], ["a", "c"]),
 }
 
 INPUTS_JINJA = "{'a': source('mj', 'mj_a'), 'b': source('mj', 'mj_b'), 'c': source('mj', 'mj_c')}"
 KEYS_JINJA = "{'a': ['k1', 'k2'], 'b': ['k1', 'k2'], 'c': ['k1', 'k2']}"
-TWO = "{'customers': ref('joinery', 'hydrator_customers'), 'purchases': ref('joinery', 'hydrator_purchases')}"
+TWO = "{'customers': source('hy', 'hydrator_customers'), 'purchases': source('hy', 'hydrator_purchases')}"
 TWO_KEYS = "{'customers': ['cust_id'], 'purchases': ['cust_id']}"
 
 ERRORS = {
@@ -243,8 +245,8 @@ ERRORS = {
         ["argument `required`", '"shops"', "no such input"],
     ),
     "error_bad_input_name": (
-        "{'customers; drop table x': ref('joinery', 'hydrator_customers'), "
-        "'purchases': ref('joinery', 'hydrator_purchases')}, "
+        "{'customers; drop table x': source('hy', 'hydrator_customers'), "
+        "'purchases': source('hy', 'hydrator_purchases')}, "
         "{'customers; drop table x': ['cust_id'], 'purchases': ['cust_id']}",
         ["argument `inputs`", "customers; drop table x", "expected an identifier"],
     ),
@@ -253,7 +255,7 @@ ERRORS = {
         ["argument `rename`", "store name", "expected an identifier"],
     ),
     "error_one_input": (
-        "{'customers': ref('joinery', 'hydrator_customers')}, {'customers': ['cust_id']}",
+        "{'customers': source('hy', 'hydrator_customers')}, {'customers': ['cust_id']}",
         ["argument `inputs`", "2 or more"],
     ),
     "error_key_count": (
@@ -264,9 +266,18 @@ ERRORS = {
         f"{TWO}, {TWO_KEYS}, join_type='cross'",
         ["argument `keys`", "cross join takes no keys"],
     ),
-    "error_hint_on_full_join": (
-        f"{TWO}, {TWO_KEYS}, join_type='full', hints={{'purchases': 'broadcast'}}",
-        ["argument `hints`", "no required input"],
+    "error_hint_on_grouped_join": (
+        f"{TWO}, {TWO_KEYS}, join_type='full', full_join_plan='grouped', hints={{'purchases': 'broadcast'}}",
+        ["argument `hints`", "no join to hint"],
+    ),
+    "error_bad_full_join_plan": (
+        f"{TWO}, {TWO_KEYS}, join_type='full', full_join_plan='hash'",
+        ["argument `full_join_plan`", '"hash"', '["chain", "grouped"]'],
+    ),
+    "error_missing_relation": (
+        "{'customers': source('hy', 'hydrator_customers'), 'stores': source('hy', 'hydrator_no_such_table')}, "
+        "{'customers': ['cust_id'], 'stores': ['cust_id']}",
+        ["argument `inputs`", "input `stores` has no columns", "hydrator_no_such_table exist?"],
     ),
     "error_bad_hint": (
         f"{TWO}, {TWO_KEYS}, hints={{'purchases': 'nested_loop'}}",
@@ -277,7 +288,8 @@ ERRORS = {
 
 @pytest.fixture(scope="module")
 def scratch(built, dbt, spark, tmp_path_factory):
-    """Create the generated inputs, then compile every probe and error model in one dbt call."""
+    """Create the generated inputs, then run every probe (as a view) and error model in one dbt call: a
+    `dbt run` records each model's compile error and goes on, where `dbt compile` stops at the first."""
     spark.execute(f"create database if not exists {SCHEMA}")
     inputs = generated_inputs()
     for name, rows in inputs.items():
@@ -291,24 +303,28 @@ def scratch(built, dbt, spark, tmp_path_factory):
             f"select cast(k1 as int) as k1, cast(k2 as string) as k2, v from values {values} as t(k1, k2, v)"
         )
 
+    # A project of its own named joinery, holding only the macros under test (not the whole repo as
+    # a package): the probe and error models compile without depending on the rest of the repo.
     project = tmp_path_factory.mktemp("multi_join_project")
     (project / "dbt_project.yml").write_text(
-        "name: multi_join_scratch\nversion: '1.0'\nconfig-version: 2\nprofile: joinery\nmodel-paths: ['models']\n"
-        "models:\n  multi_join_scratch:\n    +materialized: ephemeral\n"
+        "name: joinery\nversion: '1.0'\nconfig-version: 2\nprofile: joinery\n"
+        "model-paths: ['models']\nmacro-paths: ['macros']\n"
     )
-    (project / "dbt_packages").mkdir()
-    (project / "dbt_packages" / "joinery").symlink_to(REPO_ROOT)
+    for folder in ["common", "multi_join"]:
+        shutil.copytree(REPO_ROOT / "macros" / folder, project / "macros" / folder)
     models = project / "models"
     models.mkdir()
     (models / "sources.yml").write_text(
-        "version: 2\nsources:\n  - name: mj\n    schema: "
-        + SCHEMA
-        + "\n    tables: [{name: mj_a}, {name: mj_b}, {name: mj_c}]\n"
+        f"version: 2\nsources:\n  - name: mj\n    schema: {SCHEMA}\n"
+        "    tables: [{name: mj_a}, {name: mj_b}, {name: mj_c}]\n"
+        f"  - name: hy\n    schema: {SCHEMA}\n"
+        "    tables: [{name: hydrator_customers}, {name: hydrator_purchases}, {name: hydrator_no_such_table}]\n"
     )
     for name, (join_type, required, _) in PROBES.items():
         (models / f"{name}.sql").write_text(
             f"{{{{ config(materialized='view') }}}}\n{{{{ joinery.multi_join({INPUTS_JINJA}, {KEYS_JINJA}, "
             f"join_type='{join_type}', required={required!r}, qualify=true, "
+            f"full_join_plan='{'grouped' if name.endswith('_grouped') else 'chain'}', "
             "select=['a.k1', 'a.k2', 'a.v', 'b.v', 'c.v']) }}\n"
         )
     (models / "probe_hint.sql").write_text(
@@ -327,8 +343,8 @@ def scratch(built, dbt, spark, tmp_path_factory):
     scratch_dbt = DbtProject(
         project_dir=project, target="thrift", schema=SCHEMA, target_path=project / "target", env=dbt.env
     )
-    result = scratch_dbt.invoke("compile", "--select", "path:models", expect_success=False)
-    compiled = project / "target" / "compiled" / "multi_join_scratch" / "models"
+    result = scratch_dbt.invoke("run", "--select", "path:models", expect_success=False)
+    compiled = project / "target" / "compiled" / "joinery" / "models"
     return {"result": result, "compiled": compiled, "inputs": inputs}
 
 
@@ -352,28 +368,37 @@ def test_cross_join_is_every_combination(scratch, spark):
 
 
 def test_qualified_names(scratch, spark):
-    columns = spark.columns(f"({compiled_sql(scratch, 'probe_full')}) as joined")
+    columns = spark.columns(f"({compiled_sql(scratch, 'probe_full_grouped')}) as joined")
     assert columns == ["a__k1", "a__k2", "a__v", "b__v", "c__v"]
 
 
+def operators(plan: str, name: str) -> int:
+    """How many `name` operators a plan from `explain formatted` has (one detail section each)."""
+    return len(re.findall(rf"^\(\d+\) {name}\b", plan, flags=re.M))
+
+
 def exchanges(plan: str) -> int:
-    return len(re.findall(r"Exchange hashpartitioning", plan))
+    return operators(plan, "Exchange")
 
 
 def test_each_input_is_shuffled_once(scratch, spark):
-    """With broadcast joins off, an N-way join on one key has exactly N shuffles (chained joins keep
-    the driver's partitioning; the full join is one grouped shuffle of all inputs), where chained
-    full joins written by hand re-shuffle the intermediate result on coalesce(key)."""
+    """With broadcast joins off, an N-way join with a required input has exactly N shuffles (every join
+    is on the driver's key, so its partitioning is kept). A full join has no such key: chained as one
+    writes it by hand it also re-shuffles the intermediate result on coalesce(key); the grouped plan
+    shuffles all inputs together once."""
     spark.execute("set spark.sql.autoBroadcastJoinThreshold=-1")
     try:
         for probe in ["probe_inner", "probe_left", "probe_right", "probe_outer_a_c"]:
             assert exchanges(spark.explain(compiled_sql(scratch, probe))) == 3, probe
-        assert exchanges(spark.explain(compiled_sql(scratch, "probe_full"))) == 1
+        # Full joins: chained as by hand, each input once plus the intermediate result once more;
+        # the grouped plan shuffles all inputs together once.
         handwritten = (
             f"select * from {SCHEMA}.mj_a a full join {SCHEMA}.mj_b b on a.k1 = b.k1 and a.k2 = b.k2 "
             f"full join {SCHEMA}.mj_c c on coalesce(a.k1, b.k1) = c.k1 and coalesce(a.k2, b.k2) = c.k2"
         )
         assert exchanges(spark.explain(handwritten)) == 4
+        assert exchanges(spark.explain(compiled_sql(scratch, "probe_full"))) == 4
+        assert exchanges(spark.explain(compiled_sql(scratch, "probe_full_grouped"))) == 1
     finally:
         spark.execute("reset spark.sql.autoBroadcastJoinThreshold")
 
@@ -385,8 +410,8 @@ def test_hints_reach_the_plan(scratch, spark):
     finally:
         spark.execute("reset spark.sql.autoBroadcastJoinThreshold")
     # b is broadcast despite broadcasts being off; c (merge) is still a sort-merge join.
-    assert len(re.findall(r"BroadcastHashJoin", plan)) == 1
-    assert len(re.findall(r"SortMergeJoin", plan)) == 1
+    assert operators(plan, "BroadcastHashJoin") == 1
+    assert operators(plan, "SortMergeJoin") == 1
 
 
 @pytest.mark.parametrize("case", list(ERRORS))

@@ -13,7 +13,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from harness.dbt import REPO_ROOT
+from harness.dbt import REPO_ROOT, DbtProject
 
 SCHEMA = "test_upsert"
 SEED = REPO_ROOT / "seeds" / "upsert" / "upsert_customer_changes.csv"
@@ -145,15 +145,18 @@ def test_avro_table_is_a_hive_serde_table_of_avro_files(history, spark):
         assert path.read_bytes()[:4] == b"Obj\x01", path
 
 
-def test_argument_errors_and_delta_merge(dbt, spark, history):
+def test_argument_errors_and_delta_merge(dbt, spark, tmp_path):
     # A parquet table stands in for an existing delta table: the MERGE path runs, Spark rejects the
     # statement (no Delta jars here), and dbt has written the statement it sent.
+    spark.execute(f"create schema if not exists {SCHEMA}")
     spark.execute(f"drop table if exists {SCHEMA}.upsert_delta_merge")
     spark.execute(
         f"create table {SCHEMA}.upsert_delta_merge using parquet as "
         "select 'NL' as country, 1 as customer_id, 'Old' as name"
     )
-    result = dbt.invoke(
+    # Its own log file: dbt logs every statement it sends, the failed MERGE included.
+    logged = DbtProject(target=dbt.target, target_path=dbt.target_path, env={**dbt.env, "DBT_LOG_PATH": str(tmp_path)})
+    result = logged.invoke(
         "run",
         "--select",
         "path:models/examples/upsert/error_cases",
@@ -169,10 +172,10 @@ def test_argument_errors_and_delta_merge(dbt, spark, history):
     assert '`file_format` got "csv"' in messages["upsert_error_file_format"]
     assert '2 rows for the key {"country":"NL","customer_id":1}' in messages["upsert_error_duplicate_key"]
 
-    run_sql = dbt.target_path / "run" / "joinery" / "models" / "examples" / "upsert" / "error_cases"
-    merge = (run_sql / "upsert_delta_merge.sql").read_text()
-    merge = " ".join(merge.split())
-    assert f"merge into `{SCHEMA}`.`upsert_delta_merge` as target using upsert_delta_merge__joinery_changes" in merge
+    log = (tmp_path / "dbt.log").read_text()
+    assert "does not support MERGE INTO TABLE" in log
+    merge = " ".join(log[log.index("merge into ") :].split())
+    assert f"merge into {SCHEMA}.upsert_delta_merge as target using upsert_delta_merge__joinery_changes" in merge
     assert "on target.`country` <=> source.`country` and target.`customer_id` <=> source.`customer_id`" in merge
     assert "when matched and coalesce(source.`is_deleted`, false) then delete" in merge
     assert "when matched then update set target.`name` = source.`name`" in merge

@@ -1,3 +1,4 @@
+-- noqa: disable=LT02
 {#- The Hydra join (seed document 001): re-key the values of a small side (`build`: key -> delimited
     values) through a large mapping side (`probe`: key -> group) and collect, per group, the
     distinct values of all its keys. Only keys present on both sides produce output.
@@ -44,7 +45,8 @@
     {% set probe_keys = joinery.require_columns(probe, keys, 'key', 'collect_join') %}
     {% set values_column = joinery.require_columns(build, [values], 'values', 'collect_join')[0] %}
     {% set group_column = joinery.require_columns(probe, [group], 'group', 'collect_join')[0] %}
-    {% set values_type = (joinery.columns_of(build) | selectattr('name', 'equalto', values_column) | first).dtype | lower %}
+    {% set values_type = (joinery.columns_of(build)
+        | selectattr('name', 'equalto', values_column) | first).dtype | lower %}
     {% set quoted_values = joinery.quote_identifier(values_column) %}
     {% set quoted_group = joinery.quote_identifier(group_column) %}
     {% if values_type.startswith('array<') %}

@@ -178,7 +178,8 @@
         {% do ordering.append(joinery.quote_identifier(column) ~ ' desc nulls last') %}
     {% endfor %}
     {% do ordering.append('_joinery_source desc') %}
-    {% for entry in plan if entry.name not in settings.key and not entry.type.startswith('map<') %}
+    {% for entry in plan if entry.name not in settings.key + [settings.updated_at, settings.loaded_at]
+        and not entry.type.startswith('map<') %}
         {% do ordering.append(joinery.quote_identifier(entry.name) ~ ' desc nulls last') %}
     {% endfor %}
     {% set ctes_sql %}

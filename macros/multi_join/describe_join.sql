@@ -6,13 +6,14 @@
     ref()). Docs: macros/multi_join/multi_join.yml. -#}
 
 {% macro describe_join(inputs, keys=none, join_type='inner', required=none, select=none, rename=none, drop=none,
-                       qualify=false, hints=none) %}
+                       qualify=false, hints=none, full_join_plan='chain') %}
     {{ return(adapter.dispatch('describe_join', 'joinery')(
-        inputs, keys, join_type, required, select, rename, drop, qualify, hints)) }}
+        inputs, keys, join_type, required, select, rename, drop, qualify, hints, full_join_plan)) }}
 {% endmacro %}
 
 
-{% macro default__describe_join(inputs, keys, join_type, required, select, rename, drop, qualify, hints) %}
+{% macro default__describe_join(inputs, keys, join_type, required, select, rename, drop, qualify, hints,
+                                 full_join_plan='chain') %}
     {% if not execute %}
         {{ return('') }}
     {% endif %}
@@ -25,7 +26,7 @@
         {% set relations = inputs %}
     {% endif %}
     {% set plan = joinery.multi_join_plan(relations, keys, join_type, required, select, rename, drop, qualify, hints,
-                                          macro_name='describe_join') %}
+                                          full_join_plan, macro_name='describe_join') %}
     {% set lines = [joinery.describe_join_summary(plan)] %}
     {% for name in plan.names %}
         {% set key_names = (plan['keys'][name] or []) | map('lower') | list %}
@@ -38,7 +39,7 @@
     {% endfor %}
     {% do lines.append('output (' ~ plan.outputs | length ~ ' columns)') %}
     {% for item in plan.outputs %}
-        {% if item.key_index is not none and plan.strategy == 'grouped' %}
+        {% if item.key_index is not none and plan.strategy in ['grouped', 'full_chain'] %}
             {% set origin = 'join key, coalesced across ' ~ plan.names | join(', ') %}
         {% elif item.key_index is not none %}
             {% set origin = 'join key, ' ~ plan.driver ~ '.' ~ plan['keys'][plan.driver][item.key_index] %}

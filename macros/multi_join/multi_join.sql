@@ -4,20 +4,22 @@
     Docs: macros/multi_join/multi_join.yml and docs/multi_join.md. -#}
 
 {% macro multi_join(inputs, keys=none, join_type='inner', required=none, select=none, rename=none, drop=none,
-                    qualify=false, hints=none) %}
+                    qualify=false, hints=none, full_join_plan='chain') %}
     {{ return(adapter.dispatch('multi_join', 'joinery')(
-        inputs, keys, join_type, required, select, rename, drop, qualify, hints)) }}
+        inputs, keys, join_type, required, select, rename, drop, qualify, hints, full_join_plan)) }}
 {% endmacro %}
 
 
-{% macro default__multi_join(inputs, keys, join_type, required, select, rename, drop, qualify, hints) %}
+{% macro default__multi_join(inputs, keys, join_type, required, select, rename, drop, qualify, hints,
+                              full_join_plan='chain') %}
     {% if not execute %}
         {#- Parse time: no columns are known yet and the refs in the arguments are already registered.
             Checking nothing here keeps one model's bad arguments from failing the whole project's
             parse; every check runs when the model compiles. -#}
         {{ return('select 1 as joinery_multi_join_placeholder') }}
     {% endif %}
-    {% set plan = joinery.multi_join_plan(inputs, keys, join_type, required, select, rename, drop, qualify, hints) %}
+    {% set plan = joinery.multi_join_plan(inputs, keys, join_type, required, select, rename, drop, qualify, hints,
+                                          full_join_plan) %}
     {% set sql = joinery.multi_join_marker(plan) ~ '\n' %}
     {% if plan.strategy == 'grouped' %}
         {% set sql = sql ~ joinery.multi_join_grouped_sql(plan) %}
@@ -58,13 +60,26 @@
     {#- Inner, left, right, outer with required inputs, and cross: a chain of joins from the first
         required input (the driver). Every join condition compares the driver's key, so the output
         of each join stays partitioned on that key and Spark shuffles each input once. The driver
-        is required, so its key is the join key of every output row (coalescing would add nothing). -#}
+        is required, so its key is the join key of every output row (coalescing would add nothing).
+        Full joins (no input required) chain from the first input, each joining on the key coalesced
+        over the inputs before it; the output key is coalesced over all inputs. -#}
     {% set driver = plan.driver %}
     {% set driver_alias = joinery.multi_join_alias(driver) %}
+    {% set full = plan.strategy == 'full_chain' %}
+    {% set key_sql = [] %}
+    {% for key in (plan['keys'][driver] or []) %}
+        {% set index = loop.index0 %}
+        {% set parts = [] %}
+        {% for name in (plan.names if full else [driver]) %}
+            {% do parts.append(joinery.multi_join_alias(name) ~ '.'
+                ~ joinery.quote_identifier(plan['keys'][name][index])) %}
+        {% endfor %}
+        {% do key_sql.append('coalesce(' ~ parts | join(', ') ~ ')' if parts | length > 1 else parts[0]) %}
+    {% endfor %}
     {% set columns = [] %}
     {% for item in plan.outputs %}
         {% if item.key_index is not none %}
-            {% set source = driver_alias ~ '.' ~ joinery.quote_identifier(plan['keys'][driver][item.key_index]) %}
+            {% set source = key_sql[item.key_index] %}
         {% else %}
             {% set source = joinery.multi_join_alias(item.input) ~ '.' ~ joinery.quote_identifier(item.column) %}
         {% endif %}
@@ -74,6 +89,7 @@
         'select ' ~ joinery.multi_join_hint(plan),
         '    ' ~ columns | join(',\n    '),
         'from ' ~ plan.relations[driver] ~ ' as ' ~ driver_alias] %}
+    {% set joined = [driver] %}
     {% for name in plan.names if name != driver %}
         {% set alias = joinery.multi_join_alias(name) %}
         {% if plan.strategy == 'cross' %}
@@ -81,13 +97,20 @@
         {% else %}
             {% set conditions = [] %}
             {% for key in plan['keys'][name] %}
-                {% do conditions.append(driver_alias ~ '.' ~ joinery.quote_identifier(plan['keys'][driver][loop.index0])
+                {% set index = loop.index0 %}
+                {% set before = [] %}
+                {% for other in (joined if full else [driver]) %}
+                    {% do before.append(joinery.multi_join_alias(other) ~ '.'
+                        ~ joinery.quote_identifier(plan['keys'][other][index])) %}
+                {% endfor %}
+                {% do conditions.append(('coalesce(' ~ before | join(', ') ~ ')' if before | length > 1 else before[0])
                     ~ ' = ' ~ alias ~ '.' ~ joinery.quote_identifier(key)) %}
             {% endfor %}
-            {% do lines.append(('inner' if name in plan.required else 'left') ~ ' join ' ~ plan.relations[name]
-                ~ ' as ' ~ alias) %}
+            {% set kind = 'full' if full else ('inner' if name in plan.required else 'left') %}
+            {% do lines.append(kind ~ ' join ' ~ plan.relations[name] ~ ' as ' ~ alias) %}
             {% do lines.append('    on ' ~ conditions | join('\n    and ')) %}
         {% endif %}
+        {% do joined.append(name) %}
     {% endfor %}
     {{ return(lines | join('\n')) }}
 {% endmacro %}

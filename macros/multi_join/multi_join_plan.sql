@@ -5,7 +5,7 @@
     inputs' columns); without `execute` it checks what it can and the plan has no output columns. -#}
 
 {% macro multi_join_plan(inputs, keys, join_type='inner', required=none, select=none, rename=none, drop=none,
-                         qualify=false, hints=none, macro_name='multi_join') %}
+                         qualify=false, hints=none, full_join_plan='chain', macro_name='multi_join') %}
     {% set join_types = ['inner', 'left', 'right', 'full', 'outer', 'cross'] %}
     {% set hint_names = ['broadcast', 'shuffle_hash', 'merge'] %}
 
@@ -66,6 +66,17 @@
         {% set required_inputs = [] %}
     {% endif %}
 
+    {#- every input must exist: an unknown relation would otherwise read as one without columns -#}
+    {% set input_columns = {} %}
+    {% for name in names if execute %}
+        {% set columns = joinery.columns_of(inputs[name]) %}
+        {% if not columns %}
+            {% do joinery.raise_argument_error(macro_name, 'inputs', {name: inputs[name] | string},
+                'input `' ~ name ~ '` has no columns: does ' ~ inputs[name] ~ ' exist? Build it first') %}
+        {% endif %}
+        {% do input_columns.update({name: columns}) %}
+    {% endfor %}
+
     {#- keys: name -> list of columns, the same count for every input; none for a cross join -#}
     {% set key_lists = {} %}
     {% if join_type == 'cross' %}
@@ -117,28 +128,36 @@
         {% endif %}
     {% endfor %}
 
-    {#- How the SQL is built: a chain of joins from the first required input (its key is the join key
-        of every join, so Spark shuffles each input once), one grouped pass for a join with no
-        required input (the reduce-side join: the same single shuffle, and no coalesced key to
-        re-shuffle on), or cross joins. -#}
+    {#- How the SQL is built. With a required input: a chain of joins from the first required input
+        (every join on its key, so Spark keeps that partitioning and shuffles each input once). With
+        none (full): chained full joins, each on the key coalesced over the inputs before it, which
+        is what one writes by hand (each input shuffled once, and each intermediate result once
+        more); or with full_join_plan='grouped' one grouped pass over all inputs (the reduce-side
+        join: a single shuffle, but collect_list per key, which measured about 2x slower). -#}
+    {% set full_join_plans = ['chain', 'grouped'] %}
+    {% if full_join_plan not in full_join_plans %}
+        {% do joinery.raise_argument_error(macro_name, 'full_join_plan', full_join_plan,
+            'expected one of ' ~ tojson(full_join_plans)) %}
+    {% endif %}
     {% if join_type == 'cross' %}
         {% set strategy = 'cross' %}
     {% elif required_inputs %}
         {% set strategy = 'chain' %}
-    {% else %}
+    {% elif full_join_plan == 'grouped' %}
         {% set strategy = 'grouped' %}
+    {% else %}
+        {% set strategy = 'full_chain' %}
     {% endif %}
     {% if strategy == 'grouped' and hint_map %}
         {% do joinery.raise_argument_error(macro_name, 'hints', hints,
-            'a join with no required input (full, or outer without `required`) runs as one grouped pass '
-            ~ 'with no join to hint; hints apply to inner, left, right, outer with `required` and cross') %}
+            "full_join_plan='grouped' runs as one grouped pass with no join to hint") %}
     {% endif %}
 
     {% set plan = {
         'macro_name': macro_name, 'names': names, 'relations': inputs, 'keys': key_lists,
         'join_type': join_type, 'required': required_inputs, 'strategy': strategy,
         'driver': required_inputs[0] if required_inputs else names[0], 'hints': hint_map,
-        'columns': {}, 'outputs': [], 'qualify': qualify} %}
+        'columns': input_columns, 'outputs': [], 'qualify': qualify} %}
 
     {% if qualify is not boolean %}
         {% do joinery.raise_argument_error(macro_name, 'qualify', qualify, 'expected true or false') %}
@@ -156,9 +175,6 @@
         {{ return(plan) }}
     {% endif %}
 
-    {% for name in names %}
-        {% do plan.columns.update({name: joinery.columns_of(inputs[name])}) %}
-    {% endfor %}
     {% do plan.update({'outputs': joinery.multi_join_outputs(plan, select, rename, drop, qualify)}) %}
     {{ return(plan) }}
 {% endmacro %}

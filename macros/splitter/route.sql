@@ -1,3 +1,4 @@
+-- noqa: disable=LT02
 {#- The splitter (seed document 002): one pass over the input tags every row with the port(s) it
     goes to. The router model is materialized once, partitioned by the port column, and each
     `joinery.port(ref('router'), name)` model reads only its own partition. -#}
@@ -95,7 +96,8 @@
 
 {% macro check_router_columns(input_columns, relation, port_column, error_port, macro_name) %}
     {#- The columns the router adds must not shadow input columns. -#}
-    {% set added = [port_column] + (['joinery_error_code', 'joinery_error_message'] if error_port is not none else []) %}
+    {% set error_columns = ['joinery_error_code', 'joinery_error_message'] if error_port is not none else [] %}
+    {% set added = [port_column] + error_columns %}
     {% for name in added %}
         {% if joinery.find_column(input_columns, name) is not none %}
             {{ joinery.raise_argument_error(macro_name, 'port_column' if name == port_column else 'error_port',

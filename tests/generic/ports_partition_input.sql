@@ -1,3 +1,4 @@
+-- noqa: disable=LT02
 {#- On a router model (joinery.route / joinery.route_union): its rows are exactly the input rows
     tagged with the ports each belongs to, as a multiset. First-match mode and route_union: every
     input row is in exactly one port (error and default ports included), nothing lost or duplicated.

@@ -15,12 +15,18 @@ mappings as (
     select * from {{ ref('collect_join_mappings') }}
 ),
 
-{% if joinery.is_incremental() %}
+-- The first run (or --full-refresh) has no watermark: every row is new and every PUID affected.
 watermarks as (
-    select
-        coalesce(max(attributes_loaded_through), -1) as attributes_loaded_through,
-        coalesce(max(mappings_loaded_through), -1) as mappings_loaded_through
-    from {{ this }}
+    {% if joinery.is_incremental() %}
+        select
+            coalesce(max(attributes_loaded_through), -1) as attributes_loaded_through,
+            coalesce(max(mappings_loaded_through), -1) as mappings_loaded_through
+        from {{ this }}
+    {% else %}
+        select
+            -1 as attributes_loaded_through,
+            -1 as mappings_loaded_through
+    {% endif %}
 ),
 
 new_attributes as (
@@ -35,7 +41,8 @@ new_mappings as (
     where mappings.time > (select watermarks.mappings_loaded_through from watermarks)
 ),
 
-affected_puids as (
+-- Used in probe_where, inside the collect_join call.
+affected_puids as (  -- noqa: ST03
     select new_mappings.puid from new_mappings
     union
     select mappings.puid
@@ -43,7 +50,6 @@ affected_puids as (
     left semi join new_attributes
         on mappings.uid = new_attributes.uid
 ),
-{% endif %}
 
 loaded as (
     select
@@ -58,7 +64,7 @@ collected as (
         key='uid',
         values='attribute_ids',
         group='puid',
-        probe_where='puid in (select affected_puids.puid from affected_puids)' if joinery.is_incremental() else none
+        probe_where='puid in (select affected_puids.puid from affected_puids)'
     ) }}
 )
 
