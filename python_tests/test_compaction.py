@@ -143,7 +143,9 @@ def test_full_compaction_never_shuffles_the_snapshot(built, dbt, spark):
     compiled = dbt.target_path / "compiled" / "joinery" / "models" / "examples" / "compaction" / "compaction_multi.sql"
     tree = spark.explain(compiled.read_text()).split("== Physical Plan ==")[-1].strip().split("\n\n")[0]
     lines = tree.splitlines()
-    snapshot_scans = [i for i, line in enumerate(lines) if "Scan parquet" in line and "compaction_multi_snapshot" in line]
+    snapshot_scans = [
+        i for i, line in enumerate(lines) if "Scan parquet" in line and "compaction_multi_snapshot" in line
+    ]
     assert len(snapshot_scans) == 2, tree  # the streaming pass, and the key-only pass for delta-only keys
     for index in snapshot_scans:
         # Walk up to the root: no shuffle (Exchange) may sit above a snapshot scan.
@@ -153,7 +155,9 @@ def test_full_compaction_never_shuffles_the_snapshot(built, dbt, spark):
             if node_depth < depth:
                 depth = node_depth
                 node = line.strip(" :+-")
-                assert not (node.startswith("Exchange") or "SortMergeJoin" in node), f"{node} above the snapshot:\n{tree}"
+                assert not (node.startswith("Exchange") or "SortMergeJoin" in node), (
+                    f"{node} above the snapshot:\n{tree}"
+                )
     assert tree.count("BroadcastHashJoin") == 3, tree
     assert "WindowGroupLimit" in tree, tree
 
@@ -230,3 +234,25 @@ def test_new_batches_then_a_repeated_batch(built, dbt, spark):
         columns, rows = table_rows(spark, model)
         assert sorted_rows(rows, columns) == sorted_rows(contents[model][1], contents[model][0]), model
         assert locations(spark, model) == settled[model], f"{model} was rewritten by a run without new data"
+
+
+def test_irreconcilable_types_name_the_column_and_each_type(dbt, spark):
+    # key, amount and day widen (int/bigint, int/decimal, date/timestamp); note (string vs int) cannot.
+    spark.execute(f"create schema if not exists {SCHEMA}")
+    spark.execute(f"drop table if exists {SCHEMA}.widen_a")
+    spark.execute(f"drop table if exists {SCHEMA}.widen_b")
+    spark.execute(f"create table {SCHEMA}.widen_a (key int, amount int, day date, note string) using parquet")
+    spark.execute(
+        f"create table {SCHEMA}.widen_b (key bigint, amount decimal(10,2), day timestamp, note int) using parquet"
+    )
+    relations = ", ".join(
+        f"api.Relation.create(schema='{SCHEMA}', identifier='{name}')" for name in ("widen_a", "widen_b")
+    )
+    result = dbt.invoke(
+        "compile", "--inline", f"{{{{ joinery.union_padded([{relations}]) }}}}", schema=SCHEMA, expect_success=False
+    )
+    assert "joinery.union_padded: argument `relations`" in result.messages
+    assert '"column": "note"' in result.messages
+    assert "widen_a`: string" in result.messages and "widen_b`: int" in result.messages
+    for widened in ("key", "amount", "day"):
+        assert f'"column": "{widened}"' not in result.messages

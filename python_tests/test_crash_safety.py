@@ -255,16 +255,25 @@ def crash_history(tmp_path_factory):
     dbt = Dbt(project, home)
     observe = {"observe": list(MODELS)}
 
-    code, output, model_phase = dbt.run("build", variables={"through": 1, "run_no": 0, **observe})
+    # The first build (models side by side, as in the trials) measures the kill window.
+    code, output, model_phase = dbt.run("build", "--threads", "3", variables={"through": 1, "run_no": 0, **observe})
     assert code == 0, output
     kills = []
     for trial in range(1, TRIALS + 1):
         delay = rng.uniform(0, model_phase)
         code, output, _ = dbt.run(
-            "run", "--select", *MODELS, variables={"through": trial + 1, "run_no": trial, **observe}, kill_after=delay
+            "run",
+            "--select",
+            *MODELS,
+            "--threads",
+            "3",
+            variables={"through": trial + 1, "run_no": trial, **observe},
+            kill_after=delay,
         )
         kills.append({"trial": trial, "delay": round(delay, 2), "exit": code})
-    final = dbt.run("run", variables={"through": TRIALS + 1, "run_no": TRIALS + 1, "bad_data": True, **observe})
+    final = dbt.run(
+        "run", "--threads", "3", variables={"through": TRIALS + 1, "run_no": TRIALS + 1, "bad_data": True, **observe}
+    )
     check = subprocess.run(
         [sys.executable, "-c", CHECK_SCRIPT, *MODELS, "crash_bad_data"],
         env=dbt.env,

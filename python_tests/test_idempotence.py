@@ -28,7 +28,7 @@ def checksum(spark, table: str) -> tuple[int, int]:
 
 @pytest.fixture(scope="module")
 def upsert_models(dbt) -> list[str]:
-    dbt.invoke("build", "--select", f"+{UPSERT}", "--exclude", "resource_type:test", schema=SCHEMA)
+    dbt.invoke("build", "--select", f"+{UPSERT}", "--exclude", "resource_type:test", "--threads", "4", schema=SCHEMA)
     manifest = json.loads((dbt.target_path / "manifest.json").read_text())
     return sorted(
         node["alias"]
@@ -44,7 +44,7 @@ def test_runs_without_new_data_leave_every_incremental_model_unchanged(dbt, spar
     first = {model: checksum(spark, f"{SCHEMA}.{model}") for model in upsert_models}
     assert any(rows for rows, _ in first.values()), "every incremental model is empty: nothing to compare"
     for run in range(1, RERUNS + 1):
-        result = dbt.invoke("run", "--select", UPSERT, schema=SCHEMA)
+        result = dbt.invoke("run", "--select", UPSERT, "--threads", "4", schema=SCHEMA)
         ran = {name.split(".")[-1] for name in result.nodes}
         assert set(upsert_models) <= ran, f"run {run} skipped {set(upsert_models) - ran}"
         now = {model: checksum(spark, f"{SCHEMA}.{model}") for model in upsert_models}

@@ -11,7 +11,9 @@ import subprocess
 import pytest
 import yaml
 
-from harness.dbt import PROFILES_DIR, REPO_ROOT, environment
+from harness.dbt import PROFILES_DIR, REPO_ROOT, DbtProject, environment
+from harness.thrift_server import free_port
+from python_tests.test_packaging import INTEGRATION, dbt_deps
 
 SECRET_KEY = r"(?:password|passwd|pwd|token|secret|api[_-]?key|access[_-]?key|private[_-]?key|client[_-]?secret)"
 # `key: value` / `key = value` / `KEY=value` with a literal value (quoted or bare).
@@ -101,8 +103,8 @@ def test_cluster_target_reads_every_setting_from_the_environment():
             continue
         assert isinstance(value, str) and "env_var('JOINERY_CLUSTER_" in value, f"cluster.{key} = {value!r}"
     for key, variable in CLUSTER_SECRETS.items():
-        # The only default a secret may have is empty.
-        assert re.fullmatch(rf"\{{\{{ env_var\('{variable}', ''\) \}}\}}", cluster[key]), cluster[key]
+        # No default but "unset" (None: PyHive refuses an empty password with auth NONE).
+        assert re.fullmatch(rf"\{{\{{ env_var\('{variable}', ''\) or none \}}\}}", cluster[key]), cluster[key]
     for name, target in outputs.items():
         for key in ("password", "token"):
             assert key not in target or "env_var(" in str(target[key]), f"{name}.{key} is a literal"
@@ -134,7 +136,7 @@ def test_cluster_credentials_render_from_the_environment():
     assert rendered["user"] == "etl"
     with environment(JOINERY_CLUSTER_HOST="h", JOINERY_CLUSTER_PASSWORD=None, JOINERY_CLUSTER_TOKEN=None):
         unset = render_cluster_profile()
-    assert unset["password"] == "" and unset["token"] == ""
+    assert unset["password"] is None and unset["token"] is None
     assert unset["use_ssl"] is False and unset["port"] == 10000
 
 
@@ -142,3 +144,22 @@ def test_cluster_credentials_render_from_the_environment():
 def test_cluster_use_ssl_renders_as_a_boolean(value, expected):
     with environment(JOINERY_CLUSTER_HOST="h", JOINERY_CLUSTER_USE_SSL=value):
         assert render_cluster_profile()["use_ssl"] is expected
+
+
+def test_cluster_target_configured_from_the_environment_reaches_the_server(tmp_path):
+    """With only host and port set (auth NONE), the profile is accepted and dbt tries to connect:
+    no unused password or Kerberos setting makes PyHive refuse it before that."""
+    port = free_port()  # nothing listens: the connection attempt itself must be what fails
+    dbt_deps(INTEGRATION)
+    project = DbtProject(
+        project_dir=INTEGRATION,
+        target="cluster",
+        target_path=tmp_path / "target",
+        env={
+            "JOINERY_CLUSTER_HOST": "127.0.0.1",
+            "JOINERY_CLUSTER_PORT": str(port),
+            "JOINERY_CLUSTER_CONNECT_RETRIES": "0",
+        },
+    )
+    message = project.invoke("show", "--inline", "select 1 as one", expect_success=False).messages
+    assert "Could not connect to any of [('127.0.0.1', " + str(port) in message, message

@@ -48,7 +48,8 @@
     {% set file_format = (config.get('file_format') or 'parquet') | lower %}
     {% set allowed_formats = ['parquet', 'orc', 'hive', 'delta', 'iceberg'] %}
     {% if file_format not in allowed_formats %}
-        {{ joinery.raise_argument_error(where, 'file_format', file_format, 'expected one of ' ~ tojson(allowed_formats)) }}
+        {{ joinery.raise_argument_error(where, 'file_format', file_format, 'expected one of '
+            ~ tojson(allowed_formats)) }}
     {% endif %}
     {% set options = config.get('options') or {} %}
     {% if options is not mapping %}
@@ -87,7 +88,8 @@
     {% for key in settings.unique_key %}
         {% set found = joinery.find_column(names, key) %}
         {% if found is none %}
-            {{ joinery.raise_argument_error(where, 'unique_key', key, "no such column in the model's SELECT; its columns are " ~ tojson(names)) }}
+            {{ joinery.raise_argument_error(where, 'unique_key', key,
+                "no such column in the model's SELECT; its columns are " ~ tojson(names)) }}
         {% endif %}
         {% do keys.append(found) %}
     {% endfor %}
@@ -95,7 +97,8 @@
     {% for column in settings.partition_by %}
         {% set found = joinery.find_column(names, column) %}
         {% if found is none %}
-            {{ joinery.raise_argument_error(where, 'partition_by', column, "no such column in the model's SELECT; its columns are " ~ tojson(names)) }}
+            {{ joinery.raise_argument_error(where, 'partition_by', column,
+                "no such column in the model's SELECT; its columns are " ~ tojson(names)) }}
         {% endif %}
         {% do partitions.append(found) %}
     {% endfor %}
@@ -125,11 +128,15 @@
     {% endfor %}
     {% set stats = run_query(
         'select count(*), coalesce(sum(n), 0), coalesce(sum(live), 0), coalesce(max(n), 0), max_by(key_json, n)\n'
-        ~ 'from (select count(*) as n, count_if(' ~ live ~ ') as live, to_json(named_struct(' ~ key_struct | join(', ') ~ ')) as key_json\n'
+        ~ 'from (select count(*) as n, count_if(' ~ live ~ ') as live, to_json(named_struct('
+            ~ key_struct | join(', ') ~ ')) as key_json\n'
         ~ '      from ' ~ changes ~ ' group by ' ~ key_list ~ ')').rows[0] %}
     {% if stats[3] > 1 %}
-        {{ exceptions.raise_compiler_error(where ~ ': the changed rows hold ' ~ stats[3] ~ ' rows for the key ' ~ stats[4]
-            ~ ' (unique_key ' ~ tojson(keys) ~ '); an upsert batch needs one row per key: deduplicate it in the model (e.g. joinery.dedup_latest)') }}
+        {{ exceptions.raise_compiler_error(where ~ ': the changed rows hold ' ~ stats[3]
+            ~ ' rows for the key ' ~ stats[4]
+            ~ ' (unique_key ' ~ tojson(keys)
+                ~ '); an upsert batch needs one row per key: deduplicate it in the model'
+                ~ ' (e.g. joinery.dedup_latest)') }}
     {% endif %}
     {{ return({'columns': data_columns + partition_columns, 'keys': keys, 'partition_by': partitions,
         'deleted': deleted, 'live': live, 'rows': stats[1] | int, 'live_rows': stats[2] | int}) }}

@@ -10,7 +10,8 @@
     written; a run killed then leaves a directory that the next run deletes. -#}
 
 {% macro upsert_set_pending(relation_sql, journal) %}
-    {% do run_query('alter table ' ~ relation_sql ~ ' set tblproperties (' ~ joinery.upsert_sql_string('joinery.pending')
+    {% do run_query('alter table ' ~ relation_sql ~ ' set tblproperties ('
+        ~ joinery.upsert_sql_string('joinery.pending')
         ~ ' = ' ~ joinery.upsert_sql_string(tojson(journal) if journal else '') ~ ')') %}
 {% endmacro %}
 
@@ -20,7 +21,8 @@
         applied before a crash ends in the same state. -#}
     {% set relation_sql = relation.render() %}
     {% if journal['add_columns'] %}
-        {% set present = joinery.upsert_describe(relation_sql)['columns'] | map(attribute='name') | map('lower') | list %}
+        {% set present = joinery.upsert_describe(relation_sql)['columns']
+            | map(attribute='name') | map('lower') | list %}
         {% set missing = [] %}
         {% for column in journal['add_columns'] if column[0] | lower not in present %}
             {% do missing.append(joinery.quote_identifier(column[0]) ~ ' ' ~ column[1]) %}
@@ -31,7 +33,8 @@
     {% endif %}
     {% if journal['location'] %}
         {#- The commit of a non-partitioned table: one metastore call. -#}
-        {% do run_query('alter table ' ~ relation_sql ~ ' set location ' ~ joinery.upsert_sql_string(journal['location'])) %}
+        {% do run_query('alter table ' ~ relation_sql ~ ' set location '
+            ~ joinery.upsert_sql_string(journal['location'])) %}
     {% endif %}
     {% for spec, location in journal['set'] %}
         {% do run_query('alter table ' ~ relation_sql ~ ' partition (' ~ spec ~ ') set location '
@@ -56,7 +59,8 @@
     {% endfor %}
     {% do run_query('alter table ' ~ relation_sql ~ ' set tblproperties ('
         ~ joinery.upsert_sql_string('joinery.pending') ~ ' = \'\', '
-        ~ joinery.upsert_sql_string('joinery.garbage') ~ ' = ' ~ joinery.upsert_sql_string(tojson(journal['keep'])) ~ ', '
+        ~ joinery.upsert_sql_string('joinery.garbage') ~ ' = '
+            ~ joinery.upsert_sql_string(tojson(journal['keep'])) ~ ', '
         ~ joinery.upsert_sql_string('joinery.version') ~ ' = ' ~ joinery.upsert_sql_string(journal['run']) ~ ')') %}
     {#- Cached file listings of this session would still name the old files. -#}
     {% do run_query('refresh table ' ~ relation_sql) %}
@@ -73,10 +77,12 @@
     {% set journal = fromjson(pending) %}
     {% set root = properties['joinery.root'] %}
     {% if journal['state'] == 'committing' %}
-        {{ log('joinery_upsert: finishing the commit of run ' ~ journal['run'] ~ ' on ' ~ relation ~ ', interrupted earlier', info=true) }}
+        {{ log('joinery_upsert: finishing the commit of run ' ~ journal['run'] ~ ' on ' ~ relation
+            ~ ', interrupted earlier', info=true) }}
         {% do joinery.upsert_apply_commit(relation, root, journal) %}
     {% else %}
-        {{ log('joinery_upsert: removing ' ~ journal['dir'] ~ ', left half-written by an interrupted run on ' ~ relation, info=true) }}
+        {{ log('joinery_upsert: removing ' ~ journal['dir'] ~ ', left half-written by an interrupted run on '
+            ~ relation, info=true) }}
         {% do joinery.upsert_delete_directory(relation, root, journal['dir']) %}
         {% do joinery.upsert_set_pending(relation.render(), none) %}
     {% endif %}

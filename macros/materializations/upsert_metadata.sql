@@ -64,7 +64,8 @@
             {{ exceptions.raise_compiler_error('joinery_upsert: partition column `' ~ column
                 ~ '` is NULL for some rows; partition columns of a joinery_upsert model must not be NULL') }}
         {% endif %}
-        {% do parts.append(joinery.quote_identifier(column) ~ ' = ' ~ joinery.upsert_sql_string(values[loop.index0])) %}
+        {% do parts.append(joinery.quote_identifier(column) ~ ' = '
+            ~ joinery.upsert_sql_string(values[loop.index0])) %}
     {% endfor %}
     {{ return(parts | join(', ')) }}
 {% endmacro %}
@@ -102,7 +103,8 @@
         if (row[0] or '') | trim == 'Location' %}
         {{ return(row[1] | trim) }}
     {% endfor %}
-    {{ exceptions.raise_compiler_error('joinery_upsert: no location for partition (' ~ spec ~ ') of ' ~ relation_sql) }}
+    {{ exceptions.raise_compiler_error('joinery_upsert: no location for partition (' ~ spec ~ ') of '
+        ~ relation_sql) }}
 {% endmacro %}
 
 

@@ -42,7 +42,8 @@
     {% set version_dir = root ~ '/v=' ~ run_id %}
 
     {#- The columns of the new version, and the SELECT that produces it. -#}
-    {% set plan = joinery.upsert_plan(target_sql, target_info if managed else none, full_build, changes, change_info, settings) %}
+    {% set plan = joinery.upsert_plan(target_sql, target_info if managed else none, full_build, changes,
+        change_info, settings) %}
 
     {#- Write the new version into its own directory through a staging table. -#}
     {% set stage_sql = target.schema ~ '.' ~ target.identifier ~ '__joinery_stage' %}
@@ -71,7 +72,8 @@
     {% set written = run_query('select count(*) from ' ~ stage_sql).rows[0][0] | int %}
     {% do run_query('drop table ' ~ stage_sql) %}
     {% if written != plan.expected_rows %}
-        {{ exceptions.raise_compiler_error('joinery_upsert ' ~ target ~ ': the new version in ' ~ version_dir ~ ' has '
+        {{ exceptions.raise_compiler_error('joinery_upsert ' ~ target ~ ': the new version in ' ~ version_dir
+            ~ ' has '
             ~ written ~ ' rows where ' ~ plan.expected_rows ~ ' were expected; the table was not changed') }}
     {% endif %}
 
@@ -118,13 +120,18 @@
         {% endif %}
         {% set pending = journal if partitions else none %}
         {% do run_query('create table ' ~ target_sql ~ ' (\n    ' ~ joinery.upsert_column_ddl(plan.columns) ~ '\n)\n'
-            ~ joinery.upsert_storage_clause(settings) ~ '\nlocation ' ~ joinery.upsert_sql_string(root if partitions else version_dir)
-            ~ '\ntblproperties (' ~ joinery.upsert_sql_string('joinery.root') ~ ' = ' ~ joinery.upsert_sql_string(root) ~ ', '
-            ~ joinery.upsert_sql_string('joinery.pending') ~ ' = ' ~ joinery.upsert_sql_string(tojson(pending) if pending else '') ~ ', '
-            ~ joinery.upsert_sql_string('joinery.garbage') ~ ' = ' ~ joinery.upsert_sql_string(tojson(journal['keep'] + journal['delete'])) ~ ', '
+            ~ joinery.upsert_storage_clause(settings) ~ '\nlocation '
+                ~ joinery.upsert_sql_string(root if partitions else version_dir)
+            ~ '\ntblproperties (' ~ joinery.upsert_sql_string('joinery.root') ~ ' = '
+                ~ joinery.upsert_sql_string(root) ~ ', '
+            ~ joinery.upsert_sql_string('joinery.pending') ~ ' = '
+                ~ joinery.upsert_sql_string(tojson(pending) if pending else '') ~ ', '
+            ~ joinery.upsert_sql_string('joinery.garbage') ~ ' = '
+                ~ joinery.upsert_sql_string(tojson(journal['keep'] + journal['delete'])) ~ ', '
             ~ joinery.upsert_sql_string('joinery.version') ~ ' = ' ~ joinery.upsert_sql_string(run_id) ~ ')') %}
         {% if partitions %}
-            {% do journal.update({'location': none, 'add_columns': [], 'keep': journal['keep'] + journal['delete'], 'delete': []}) %}
+            {% do journal.update({'location': none, 'add_columns': [],
+                'keep': journal['keep'] + journal['delete'], 'delete': []}) %}
             {% do joinery.upsert_apply_commit(target, root, journal) %}
         {% endif %}
     {% else %}
@@ -133,7 +140,8 @@
     {% endif %}
     {% do run_query('uncache table if exists ' ~ changes) %}
     {{ log('joinery_upsert ' ~ target ~ ': ' ~ plan.summary ~ '; version ' ~ run_id ~ ' has ' ~ written ~ ' rows'
-        ~ ((' in ' ~ produced | length ~ ' rewritten partitions, ' ~ journal['drop'] | length ~ ' dropped') if partitions else ''), info=true) }}
+        ~ ((' in ' ~ produced | length ~ ' rewritten partitions, ' ~ journal['drop'] | length
+            ~ ' dropped') if partitions else ''), info=true) }}
 {% endmacro %}
 
 
@@ -146,7 +154,8 @@
         {% if found is none %}
             {% do parts.append('cast(null as ' ~ column.type ~ ') as ' ~ joinery.quote_identifier(column.name)) %}
         {% else %}
-            {% do parts.append(alias ~ '.' ~ joinery.quote_identifier(found) ~ ' as ' ~ joinery.quote_identifier(column.name)) %}
+            {% do parts.append(alias ~ '.' ~ joinery.quote_identifier(found) ~ ' as '
+                ~ joinery.quote_identifier(column.name)) %}
         {% endif %}
     {% endfor %}
     {{ return(parts | join(',\n        ')) }}
@@ -166,7 +175,8 @@
     {#- Null-safe key equality, so a NULL key part behaves like a value (matched, not duplicated). -#}
     {% set terms = [] %}
     {% for key in keys %}
-        {% do terms.append(left ~ '.' ~ joinery.quote_identifier(key) ~ ' <=> ' ~ right ~ '.' ~ joinery.quote_identifier(key)) %}
+        {% do terms.append(left ~ '.' ~ joinery.quote_identifier(key) ~ ' <=> ' ~ right ~ '.'
+            ~ joinery.quote_identifier(key)) %}
     {% endfor %}
     {{ return(terms | join(' and ')) }}
 {% endmacro %}
@@ -205,7 +215,8 @@
         {% if target_info.partition_columns | map('lower') | list != partitions | map('lower') | list %}
             {% if not full_build %}
                 {{ joinery.raise_argument_error(where, 'partition_by', settings.partition_by,
-                    'the table is partitioned by ' ~ tojson(target_info.partition_columns) ~ '; change partitioning with --full-refresh') }}
+                    'the table is partitioned by ' ~ tojson(target_info.partition_columns)
+                        ~ '; change partitioning with --full-refresh') }}
             {% endif %}
             {% set recreate = true %}
         {% endif %}
@@ -217,8 +228,10 @@
                 {% set change_type = (change_info.columns | selectattr('name', 'equalto', found) | first)['type'] %}
                 {% if not joinery.upsert_types_compatible(column.type, change_type) %}
                     {% if not full_build %}
-                        {{ exceptions.raise_compiler_error(where ~ ': column ' ~ found ~ ' is ' ~ change_type ~ ' in the model but '
-                            ~ column.type ~ ' in ' ~ target_sql ~ '; cast it in the model, or change the type with --full-refresh') }}
+                        {{ exceptions.raise_compiler_error(where ~ ': column ' ~ found ~ ' is ' ~ change_type
+                            ~ ' in the model but '
+                            ~ column.type ~ ' in ' ~ target_sql
+                                ~ '; cast it in the model, or change the type with --full-refresh') }}
                     {% endif %}
                     {% set recreate = true %}
                 {% endif %}
@@ -246,7 +259,8 @@
     {% set existing_partitions = [] %}
     {% if full_build %}
         {% if target_info is not none and partitions %}
-            {% set existing_partitions = joinery.upsert_partition_specs('select * from ' ~ target_sql, target_info.partition_columns) %}
+            {% set existing_partitions = joinery.upsert_partition_specs('select * from '
+                ~ target_sql, target_info.partition_columns) %}
         {% endif %}
         {{ return({'columns': columns, 'select': new_rows, 'expected_rows': change_info.live_rows,
             'existing_partitions': existing_partitions, 'add_columns': add_columns, 'recreate': recreate,
@@ -272,10 +286,12 @@
         ~ '    count_if(current.joinery_present is null and ' ~ live ~ '),\n'
         ~ '    count_if(current.joinery_present and not (' ~ live ~ '))\n'
         ~ 'from ' ~ changes ~ ' as changed\n'
-        ~ 'left join (select ' ~ key_list | join(', ') ~ ', true as joinery_present from ' ~ target_sql ~ ' as current where ' ~ touched ~ ') as current\n'
+        ~ 'left join (select ' ~ key_list | join(', ') ~ ', true as joinery_present from ' ~ target_sql
+            ~ ' as current where ' ~ touched ~ ') as current\n'
         ~ '    on ' ~ joinery.upsert_key_match(change_info['keys'], 'changed', 'current')).rows[0] %}
     {% set carried = 'select\n        ' ~ joinery.upsert_column_select(columns, target_names, 'current')
-        ~ '\n    from ' ~ target_sql ~ ' as current\n    where (' ~ touched ~ ')\n        and not exists (select 1 from ' ~ changes ~ ' as changed where '
+        ~ '\n    from ' ~ target_sql ~ ' as current\n    where (' ~ touched
+            ~ ')\n        and not exists (select 1 from ' ~ changes ~ ' as changed where '
         ~ joinery.upsert_key_match(change_info['keys'], 'changed', 'current') ~ ')' %}
     {{ return({'columns': columns, 'select': carried ~ '\n    union all\n    ' ~ new_rows,
         'expected_rows': (stats[0] + stats[2] - stats[3]) | int,

@@ -44,7 +44,8 @@
         ~ this) %}
 
     {% set sql = [
-        'insert into ' ~ metrics_table,
+        'insert overwrite directory ' ~ joinery.metric_literal(joinery.metrics_batch_directory(metrics_table, model.name))
+            ~ ' using parquet',
         'select',
         '    ' ~ joinery.metric_literal(invocation_id) ~ ' as invocation_id,',
         '    current_timestamp() as recorded_at,',
@@ -62,7 +63,21 @@
 
 {% macro metrics_table_ddl(relation) %}
     {{ return('create table if not exists ' ~ relation ~ ' (invocation_id string, recorded_at timestamp, '
-        ~ 'model string, relation string, input string, metric string, value bigint) using parquet') }}
+        ~ 'model string, relation string, input string, metric string, value bigint) using parquet '
+        ~ "options ('recursiveFileLookup' = 'true')") }}
+{% endmacro %}
+
+
+{% macro metrics_batch_directory(relation, model_name) %}
+    {#- Where one model's metrics of one invocation go: a directory of their own under the table's
+        location. Two post-hooks appending to one parquet table at once (dbt threads > 1) clash on the
+        table's shared _temporary directory; each writing its own directory cannot, and the table
+        reads every directory below it (recursiveFileLookup). Writing the same batch again replaces it. -#}
+    {% set location = none %}
+    {% for row in run_query('describe table extended ' ~ relation) if row[0] == 'Location' %}
+        {% do return(row[1] ~ '/' ~ modules.re.sub('[^A-Za-z0-9_-]', '_', invocation_id ~ '_' ~ model_name)) %}
+    {% endfor %}
+    {% do exceptions.raise_compiler_error('joinery.record_metrics: no location for ' ~ relation) %}
 {% endmacro %}
 
 

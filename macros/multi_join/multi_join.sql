@@ -86,7 +86,7 @@
         {% do columns.append(source ~ ' as ' ~ joinery.quote_identifier(item.name)) %}
     {% endfor %}
     {% set lines = [
-        'select ' ~ joinery.multi_join_hint(plan),
+        ('select ' ~ joinery.multi_join_hint(plan)) | trim,
         '    ' ~ columns | join(',\n    '),
         'from ' ~ plan.relations[driver] ~ ' as ' ~ driver_alias] %}
     {% set joined = [driver] %}

@@ -39,7 +39,8 @@
     {% if not joinery.is_incremental() %}
         {{ return('(' ~ fallback ~ ')') }}
     {% endif %}
-    {{ return('(select coalesce(max(' ~ joinery.quote_identifier(column) ~ '), ' ~ fallback ~ ') from ' ~ this ~ ')') }}
+    {{ return('(select coalesce(max(' ~ joinery.quote_identifier(column) ~ '), ' ~ fallback ~ ') from '
+        ~ this ~ ')') }}
 {% endmacro %}
 
 
@@ -72,14 +73,16 @@
         (not `*`) because the source also has the delete marker, which is not stored. -#}
     {% set keys = joinery.as_list(unique_key, 'unique_key', 'upsert_merge_sql') %}
     {% set names = joinery.as_list(columns, 'columns', 'upsert_merge_sql') %}
-    {% set deleted = 'coalesce(source.' ~ joinery.quote_identifier(deleted_column) ~ ', false)' if deleted_column else 'false' %}
+    {% set deleted = 'coalesce(source.' ~ joinery.quote_identifier(deleted_column)
+        ~ ', false)' if deleted_column else 'false' %}
     {% set on = [] %}
     {% for key in keys %}
         {% do on.append('target.' ~ joinery.quote_identifier(key) ~ ' <=> source.' ~ joinery.quote_identifier(key)) %}
     {% endfor %}
     {% set updates = [] %}
     {% for name in names if name not in keys %}
-        {% do updates.append('target.' ~ joinery.quote_identifier(name) ~ ' = source.' ~ joinery.quote_identifier(name)) %}
+        {% do updates.append('target.' ~ joinery.quote_identifier(name) ~ ' = source.'
+            ~ joinery.quote_identifier(name)) %}
     {% endfor %}
     {% set merge %}
 merge into {{ target }} as target
