@@ -1,7 +1,7 @@
 """The catalogue of bad inputs (docs/guarantees.md): each case ends in a clear error (what, where,
 how to fix) or a documented deterministic result, never in silent row loss.
 
-One throwaway dbt project installs joinery as a package; each case is one model (a view) in it
+One throwaway dbt project installs joinery as a package; each case is one model in it
 (the macro call is deferred to execution with `{% if execute %}`, so one bad case cannot stop the
 parse of the others) and one `dbt build` runs them all. Inputs are small tables created directly in Spark.
 Expected rows are written down from the documented semantics, never copied from an output.
@@ -250,7 +250,7 @@ def write_project(root: Path) -> None:
     (root / "seeds").mkdir()
     (root / "dbt_project.yml").write_text(
         "name: bad_inputs\nconfig-version: 2\nversion: '1.0'\nprofile: joinery_integration_tests\n"
-        "models: {bad_inputs: {+materialized: view, +file_format: parquet}}\n"
+        "models: {bad_inputs: {+materialized: table, +file_format: parquet}}\n"
         "seeds: {bad_inputs: {+file_format: parquet}}\n"
     )
     (root / "packages.yml").write_text(f"packages:\n  - local: {REPO_ROOT}\n")

@@ -253,6 +253,6 @@ def test_irreconcilable_types_name_the_column_and_each_type(dbt, spark):
     )
     assert "joinery.union_padded: argument `relations`" in result.messages
     assert '"column": "note"' in result.messages
-    assert "widen_a`: string" in result.messages and "widen_b`: int" in result.messages
+    assert "widen_a: string" in result.messages and "widen_b: int" in result.messages
     for widened in ("key", "amount", "day"):
         assert f'"column": "{widened}"' not in result.messages

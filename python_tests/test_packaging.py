@@ -132,7 +132,7 @@ def test_examples_of_the_package_are_not_built_in_the_user_project(integration_b
         node_id
         for section in ("nodes", "sources")
         for node_id, node in manifest[section].items()
-        if node["package_name"] == "joinery"
+        if node["package_name"] == "joinery" and node["resource_type"] != "operation"
     ]
     assert not enabled, f"joinery nodes enabled in the installing project: {enabled}"
     tables = {row[1] for row in spark.query(f"show tables in {SCHEMA}")}
