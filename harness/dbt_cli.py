@@ -1,14 +1,14 @@
-"""`scripts/dbt ...`: the dbt command line with joinery's one fix applied (ANSI mode on `local`)."""
+"""`scripts/dbt ...`: the dbt command line with joinery's dbt-spark fixes applied (harness/dbt.py)."""
 
 from __future__ import annotations
 
 import sys
 
-from harness.dbt import keep_ansi_mode_on
+from harness.dbt import apply_dbt_spark_fixes
 
 
 def main() -> None:
-    keep_ansi_mode_on()
+    apply_dbt_spark_fixes()
     from dbt.cli.main import cli
 
     cli()

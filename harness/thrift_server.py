@@ -219,6 +219,15 @@ def process_alive(pid: int) -> bool:
     return True
 
 
+def reap(pid: int) -> None:
+    """Collect the exit status if `pid` is our child: an unreaped (zombie) process still counts as
+    alive for kill(0), which would make every stop wait out its whole grace period."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
 def terminate_group(pid: int, grace: float) -> None:
     """SIGTERM the process group, then SIGKILL it if it has not gone after `grace` seconds."""
     try:
@@ -227,11 +236,12 @@ def terminate_group(pid: int, grace: float) -> None:
         return
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
+        reap(pid)
         try:
             os.killpg(pid, 0)
         except ProcessLookupError:
             return
-        time.sleep(0.5)
+        time.sleep(0.2)
     try:
         os.killpg(pid, signal.SIGKILL)
     except ProcessLookupError:

@@ -1,4 +1,3 @@
--- noqa: disable=LT02
 {#- The Hydra join (seed document 001): re-key the values of a small side (`build`: key -> delimited
     values) through a large mapping side (`probe`: key -> group) and collect, per group, the
     distinct values of all its keys. Only keys present on both sides produce output.

@@ -1,4 +1,3 @@
--- noqa: disable=LT02
 {#- compact: the Gobblin compaction (seed document 004) as one SELECT.
 
     Version order for a key, greatest wins: `updated_at` (NULL lowest), then `loaded_at` (arrival,

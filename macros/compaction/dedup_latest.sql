@@ -1,4 +1,3 @@
--- noqa: disable=LT02
 {#- dedup_latest: one row per key, the latest by `order_by` (seed document 004, "Duplicate Keys in
     Delta"). The document's correlated `t.ts IN (SELECT MAX(ts) ...)` keeps every row that ties on
     the maximum and drops keys whose ts is NULL; `row_number() ... = 1` keeps exactly one row per key

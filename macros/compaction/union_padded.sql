@@ -1,4 +1,3 @@
--- noqa: disable=LT02
 {#- union_padded: UNION ALL by column name over relations whose schemas drifted (seed document 004,
     "Schema Changes"). The column plan (names, widened types, padding) is built by
     `joinery.union_column_plan` so that `compact` pads its snapshot and deltas exactly the same way. -#}

@@ -1,4 +1,3 @@
--- noqa: disable=LT02
 {#- One row per combination of `columns` (a composite key): fails with each combination that occurs
     more than once and how often. NULLs count as a value, as they do in the compaction's key match. -#}
 {% test unique_combination(model, columns) %}

@@ -1,4 +1,3 @@
--- noqa: disable=LT02
 {#- changelog_state: a changelog (change events of a keyed table, arriving in batches) folded into
     its current state, the KTable of seed document 003 (Kafka KIP-213). One row per key: the version
     with the greatest `sequence_by`, whatever order the versions arrived in. A delete stays in the

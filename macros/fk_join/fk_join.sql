@@ -1,4 +1,3 @@
--- noqa: disable=LT02
 {#- fk_join: the foreign-key join of two changelog_state models (seed document 003, Kafka KIP-213),
     keyed by the left key. Tombstoned state rows count as absent; a NULL foreign key never matches.
     Full form: the join of the two states. Incremental form (a joinery_upsert model): only the left

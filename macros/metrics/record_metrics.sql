@@ -1,4 +1,3 @@
--- noqa: disable=LT02
 {#- Records in / records out (the Hydrator join metrics story) as a model post-hook:
         {{ config(post_hook="{{ joinery.record_metrics() }}") }}
     appends one row per metric to a `joinery_metrics` parquet table in the model's schema (or

@@ -1,4 +1,3 @@
--- noqa: disable=LT02
 {#- The schema preview of the Hydrator document's user story 3: the schema of every input and the
     output schema of a join, before running it, with the same checks (and errors) as multi_join.
         scripts/dbt run-operation joinery.describe_join --args '{inputs: {...}, keys: {...}}'

@@ -1,4 +1,3 @@
--- noqa: disable=LT02
 {#- The Hydrator joiner (seed document 000): N inputs joined on one (composite) key, inner / outer
     with required inputs / cross, with the output schema chosen by select, rename, drop or qualify.
     Docs: macros/multi_join/multi_join.yml and docs/multi_join.md. -#}

@@ -1,4 +1,3 @@
--- noqa: disable=LT02
 {#- The Hydrator joiner's checks and output schema, shared by `multi_join` (which renders the SQL)
     and `describe_join` (which prints the schemas). Every argument is validated here, so both fail
     with the same messages. Callers run it only when `execute` is true (column checks need the

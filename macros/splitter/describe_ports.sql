@@ -1,4 +1,3 @@
--- noqa: disable=LT02
 {#- `dbt run-operation describe_ports --args '{router: <model name>}'`: how many ports a router has,
     which rows each gets, and each port's schema (what `joinery.port()` returns, typed by Spark).
     The router model must have been built. -#}

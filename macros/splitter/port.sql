@@ -1,4 +1,3 @@
--- noqa: disable=LT02
 {#- Reading one port of a router model. The ports are known at compile time: route() and
     route_union() store their validated description in the router model's `meta` (key
     `joinery_router`), which port() reads from dbt's graph; route_union's alternatives come from

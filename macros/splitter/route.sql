@@ -1,4 +1,3 @@
--- noqa: disable=LT02
 {#- The splitter (seed document 002): one pass over the input tags every row with the port(s) it
     goes to. The router model is materialized once, partitioned by the port column, and each
     `joinery.port(ref('router'), name)` model reads only its own partition. -#}

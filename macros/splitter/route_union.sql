@@ -1,4 +1,3 @@
--- noqa: disable=LT02
 {#- The union-field splitter of seed document 002 (its UnionFieldSplitter): a union column is a
     struct of alternatives of which exactly one is non-NULL, as Spark reads an Avro union. Each
     alternative is a port; `joinery.port()` replaces the union column by that alternative's value
