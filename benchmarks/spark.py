@@ -104,15 +104,20 @@ class PlanRecorder:
         self.spark._jsc.sc().listenerBus().waitUntilEmpty()
 
     def mark(self) -> int:
+        """The newest execution id so far. Ids, not list positions: the store evicts old executions
+        (spark.sql.ui.retainedExecutions), which shifts positions in a long `--all` run."""
         self._drain()
-        return int(self._store.executionsCount())
+        executions = self._store.executionsList()
+        return max((int(executions.apply(i).executionId()) for i in range(executions.size())), default=-1)
 
     def facts_since(self, mark: int) -> PlanFacts:
         self._drain()
         executions = self._store.executionsList()
         facts = PlanFacts()
-        for index in range(mark, executions.size()):
+        for index in range(executions.size()):
             execution = executions.apply(index)
+            if int(execution.executionId()) <= mark:
+                continue
             plan = execution.physicalPlanDescription() or ""
             facts.executions += 1
             facts.plans.append(plan.split("\n\n")[0])
