@@ -48,16 +48,6 @@
 {% endmacro %}
 
 
-{% macro column_argument(relation, value, argument, macro_name) %}
-    {#- A list of column names of `relation` (one name allowed), spelled as in the relation. -#}
-    {% set names = joinery.as_list(value, argument, macro_name) %}
-    {% for name in names if name is not string or name | trim == '' %}
-        {{ joinery.raise_argument_error(macro_name, argument, value, 'expected column names (strings)') }}
-    {% endfor %}
-    {{ return(joinery.require_columns(relation, names, argument, macro_name)) }}
-{% endmacro %}
-
-
 {% macro order_expressions(value, available, argument, macro_name) %}
     {#- SQL expressions to order by (one or a list). A bare identifier must be a column of the
         relation and is backtick-quoted; anything else is taken as a documented SQL expression. -#}

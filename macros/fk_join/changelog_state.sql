@@ -20,11 +20,11 @@
         {{ joinery.raise_argument_error(macro_name, 'changelog', changelog | string,
             'expected a relation: ref(), source() or this') }}
     {% endif %}
-    {% set key_columns = joinery.fk_join_column_list(changelog, key, 'key', macro_name) %}
-    {% set sequence_columns = joinery.fk_join_column_list(changelog, sequence_by, 'sequence_by', macro_name) %}
+    {% set key_columns = joinery.column_argument(changelog, key, 'key', macro_name) %}
+    {% set sequence_columns = joinery.column_argument(changelog, sequence_by, 'sequence_by', macro_name) %}
     {% set loaded_at_column = none %}
     {% if loaded_at is not none %}
-        {% set loaded_at_column = joinery.fk_join_column_list(changelog, loaded_at, 'loaded_at', macro_name) %}
+        {% set loaded_at_column = joinery.column_argument(changelog, loaded_at, 'loaded_at', macro_name) %}
         {% if loaded_at_column | length != 1 %}
             {{ joinery.raise_argument_error(macro_name, 'loaded_at', loaded_at, 'expected one column name') }}
         {% endif %}
@@ -213,7 +213,7 @@
         {{ joinery.raise_argument_error('changelog_state', 'operation' if operation is none else 'operation_values',
             none, 'operation and operation_values go together: the operation column and the list of its allowed values') }}
     {% endif %}
-    {% set column = joinery.fk_join_column_list(changelog, operation, 'operation', 'changelog_state') %}
+    {% set column = joinery.column_argument(changelog, operation, 'operation', 'changelog_state') %}
     {% if column | length != 1 %}
         {{ joinery.raise_argument_error('changelog_state', 'operation', operation, 'expected one column name') }}
     {% endif %}

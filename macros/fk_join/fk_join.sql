@@ -23,9 +23,9 @@
                 'expected a changelog_state model: ref() or source()') }}
         {% endif %}
     {% endfor %}
-    {% set left_keys = joinery.fk_join_column_list(left, left_key, 'left_key', macro_name) %}
-    {% set foreign_keys = joinery.fk_join_column_list(left, foreign_key, 'foreign_key', macro_name) %}
-    {% set right_keys = joinery.fk_join_column_list(right, right_key, 'right_key', macro_name) %}
+    {% set left_keys = joinery.column_argument(left, left_key, 'left_key', macro_name) %}
+    {% set foreign_keys = joinery.column_argument(left, foreign_key, 'foreign_key', macro_name) %}
+    {% set right_keys = joinery.column_argument(right, right_key, 'right_key', macro_name) %}
     {% if foreign_keys | length != right_keys | length %}
         {{ joinery.raise_argument_error(macro_name, 'foreign_key', foreign_key,
             'expected as many columns as right_key ' ~ tojson(right_key) ~ ' (they match positionally)') }}
@@ -209,7 +209,7 @@
         {{ joinery.raise_argument_error(macro_name, 'result', result | string,
             'expected the fk_join model: ref()') }}
     {% endif %}
-    {% set keys = joinery.fk_join_column_list(result, key, 'key', macro_name) %}
+    {% set keys = joinery.column_argument(result, key, 'key', macro_name) %}
     {% if not execute %}
         {{ return('select 1 as joinery_unresolved') }}
     {% endif %}
@@ -310,15 +310,6 @@
 
 {#- Helpers shared by changelog_state and fk_join. -#}
 
-{% macro fk_join_column_list(relation, value, argument, macro_name) %}
-    {#- One column name or a list of them, each a column of `relation`, spelled as in the relation. -#}
-    {% set names = joinery.as_list(value, argument, macro_name) %}
-    {% for name in names if name is not string or name | trim == '' %}
-        {{ joinery.raise_argument_error(macro_name, argument, value, 'expected column names (strings)') }}
-    {% endfor %}
-    {{ return(joinery.require_columns(relation, names, argument, macro_name)) }}
-{% endmacro %}
-
 
 {% macro fk_join_key_match(left_columns, right_columns, left_alias, right_alias) %}
     {% set conditions = [] %}
@@ -413,7 +404,7 @@
             {% do pairs.append((found[loop.index0], joinery.validate_identifier(output, argument, 'fk_join'))) %}
         {% endfor %}
     {% else %}
-        {% set found = joinery.fk_join_column_list(relation, requested, argument, 'fk_join') %}
+        {% set found = joinery.column_argument(relation, requested, argument, 'fk_join') %}
         {% for name in found if not name | lower is in(keys | map('lower') | list) or argument == 'right_columns' %}
             {% do pairs.append((name, name)) %}
         {% endfor %}
