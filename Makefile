@@ -5,6 +5,8 @@ PY := $(VENV)/bin/python
 export JOINERY_SPARK_DIR ?= $(CURDIR)/.spark/local
 export DBT_PROFILES_DIR ?= $(CURDIR)/profiles
 export SPARK_CONF_DIR ?= $(CURDIR)/conf/spark
+# pytest-xdist workers of `make test`; each starts its own Thrift server (about 1.5 GB of memory)
+TEST_WORKERS ?= 2
 
 .PHONY: demo test setup lint thrift-start thrift-stop thrift-status bench clean
 
@@ -14,7 +16,7 @@ demo: setup
 
 ## test: install if needed, then the whole suite: pytest (own Thrift server), sqlfluff, ruff
 test: setup
-	$(PY) -m pytest python_tests
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder python_tests
 	$(MAKE) --no-print-directory lint
 
 setup:

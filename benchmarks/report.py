@@ -7,6 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+# Hand-written (with the numbers of the runs before and after each change), copied into RESULTS.md.
+OPTIMIZATIONS = Path(__file__).resolve().parent / "optimizations.md"
+
 
 def _sizes(sizes: dict[str, Any]) -> str:
     return ", ".join(f"{key} {value:,}" if isinstance(value, int) else f"{key} {value}" for key, value in sizes.items())
@@ -21,6 +24,10 @@ def _bars(result: dict[str, Any]) -> str:
     for bar in result["bars"]:
         mark = "met" if bar["pass"] else "MISSED"
         parts.append(f"{bar['name']}: {bar['ratio']:.2f} (<= {bar['limit']}) {mark}")
+    barred = {bar["ratio"] for bar in result["bars"]}
+    for name, ratio in result.get("ratios", {}).items():
+        if ratio not in barred:
+            parts.append(f"{name}: {ratio:.2f} (no bar)")
     return "<br>".join(parts)
 
 
@@ -69,6 +76,8 @@ def render(results: list[dict[str, Any]], machine: dict[str, str], args: argpars
     for result in results:
         if result.get("notes"):
             lines += [f"### {result['case']}", "", *[f"- {note}" for note in result["notes"]], ""]
+    if OPTIMIZATIONS.exists():
+        lines += ["## What each optimization bought", "", OPTIMIZATIONS.read_text().strip(), ""]
     lines += ["## Raw JSON lines", "", "```json", *[json.dumps(result) for result in results], "```", ""]
     return "\n".join(lines)
 

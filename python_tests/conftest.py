@@ -8,6 +8,9 @@ Fixtures:
 - `dbt`: a `harness.dbt.DbtProject` on the `thrift` target of that server (schema `joinery`;
   pass `schema=` to `dbt.invoke` for an isolated one).
 - `spark`: a `harness.sql.SparkSql` connection to read rows back and land new source batches.
+
+`make test` runs the modules on two pytest-xdist workers (`-n 2 --dist loadfile`): each worker has
+its own Thrift server, warehouse and dbt target folder, and takes whole modules, slowest first.
 """
 
 from __future__ import annotations
@@ -17,9 +20,30 @@ import signal
 
 import pytest
 
-from harness.dbt import DbtProject
+from harness.dbt import REPO_ROOT, DbtProject
 from harness.sql import SparkSql
 from harness.thrift_server import ThriftServer, free_port
+
+# Slowest modules first, so that on two workers the long ones run side by side rather than one of
+# them ending the run alone (pytest-xdist keeps this order with --no-loadscope-reorder).
+SLOWEST_FIRST = [
+    "test_crash_safety",
+    "test_benchmarks_smoke",
+    "test_fk_join",
+    "test_idempotence",
+    "test_upsert",
+    "test_fk_join_property",
+    "test_compaction_property",
+    "test_bad_inputs",
+    "test_compaction",
+    "test_multi_join",
+    "test_packaging",
+]
+
+
+def pytest_collection_modifyitems(items):
+    rank = {name: position for position, name in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.module.__name__.rsplit(".", 1)[-1], len(rank)))
 
 
 def _interrupt_on_sigterm(signum, frame):  # noqa: ARG001
@@ -41,12 +65,18 @@ def thrift_server(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def dbt(thrift_server, tmp_path_factory) -> DbtProject:
+def dbt(thrift_server, tmp_path_factory, worker_id) -> DbtProject:
+    # dbt's log of each worker in its own file (logs/pytest-gw0/dbt.log, ...), not interleaved.
+    log_path = os.environ.get("DBT_LOG_PATH") or str(REPO_ROOT / "logs" / f"pytest-{worker_id}")
     return DbtProject(
         target="thrift",
         schema="joinery",
         target_path=tmp_path_factory.mktemp("dbt_target"),
-        env={"JOINERY_THRIFT_PORT": str(thrift_server.port), "JOINERY_THRIFT_HOST": "127.0.0.1"},
+        env={
+            "JOINERY_THRIFT_PORT": str(thrift_server.port),
+            "JOINERY_THRIFT_HOST": "127.0.0.1",
+            "DBT_LOG_PATH": log_path,
+        },
     )
 
 

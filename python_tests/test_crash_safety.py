@@ -192,6 +192,11 @@ class Dbt:
             "DBT_LOG_PATH": str(home / "logs"),
             "SPARK_CONF_DIR": str(REPO_ROOT / "conf" / "spark"),
             "PYTHONPATH": str(REPO_ROOT),
+            # Each trial is a short-lived JVM: the quick (C1) JIT alone starts and finishes the
+            # trial about a fifth sooner than with the optimizing one, measured on 2 cores.
+            "JAVA_TOOL_OPTIONS": " ".join(
+                filter(None, [os.environ.get("JAVA_TOOL_OPTIONS"), "-XX:TieredStopAtLevel=1"])
+            ),
         }
 
     def start(self, *args: str, variables: dict) -> subprocess.Popen:

@@ -57,6 +57,8 @@
         {{ return(joinery.compaction_full_sql(snapshot, deltas, plan, settings,
             joinery.compaction_superseded_sql(snapshot, plan, settings))) }}
     {% endif %}
+    {% do settings.update({'equal_columns': joinery.as_list(partition_by, 'partition_by', 'compact')
+        if partition_by else []}) %}
     {{ return(joinery.compaction_incremental_sql(snapshot, deltas, this, identity_names, settings,
         defaults, removed)) }}
 {% endmacro %}
@@ -127,9 +129,14 @@
 
 
 {% macro compaction_key_match(settings, left, right) %}
+    {#- Null-safe, except on the partition columns of an incremental run: a joinery_upsert table
+        never holds a NULL partition value, and a plain `=` on them lets Spark prune the table's
+        partitions at run time to those of the new delta rows (dynamic partition pruning). -#}
+    {% set equal_columns = settings.get('equal_columns', []) | map('lower') | list %}
     {% set pairs = [] %}
     {% for column in settings.key %}
-        {% do pairs.append(left ~ '.' ~ joinery.quote_identifier(column) ~ ' <=> ' ~ right ~ '.'
+        {% do pairs.append(left ~ '.' ~ joinery.quote_identifier(column)
+            ~ (' = ' if column | lower in equal_columns else ' <=> ') ~ right ~ '.'
             ~ joinery.quote_identifier(column)) %}
     {% endfor %}
     {{ return(pairs | join(' and ')) }}

@@ -54,9 +54,7 @@
         {% endfor %}
         {% do run_query('alter table ' ~ relation_sql ~ ' drop if exists ' ~ dropped | join(', ')) %}
     {% endif %}
-    {% for path in journal['delete'] %}
-        {% do joinery.upsert_delete_directory(relation, root, path) %}
-    {% endfor %}
+    {% do joinery.upsert_delete_directories(relation, root, journal['delete']) %}
     {% do run_query('alter table ' ~ relation_sql ~ ' set tblproperties ('
         ~ joinery.upsert_sql_string('joinery.pending') ~ ' = \'\', '
         ~ joinery.upsert_sql_string('joinery.garbage') ~ ' = '
@@ -83,7 +81,7 @@
     {% else %}
         {{ log('joinery_upsert: removing ' ~ journal['dir'] ~ ', left half-written by an interrupted run on '
             ~ relation, info=true) }}
-        {% do joinery.upsert_delete_directory(relation, root, journal['dir']) %}
+        {% do joinery.upsert_delete_directories(relation, root, [journal['dir']]) %}
         {% do joinery.upsert_set_pending(relation.render(), none) %}
     {% endif %}
     {{ return(true) }}

@@ -134,17 +134,28 @@
 {% endmacro %}
 
 
-{% macro upsert_delete_directory(relation, root, path) %}
+{% macro upsert_delete_directories(relation, root, paths) %}
     {#- Spark SQL has no statement that deletes a directory, but dropping a managed table deletes its
-        location: point a throwaway managed table at the directory and drop it. Only version
-        directories of this table's root are ever deleted. -#}
-    {% if not path or not path.startswith(root ~ '/v=') %}
+        location, and the Hive metastore also deletes the locations of its partitions that lie
+        outside it. So one throwaway managed table, one partition per directory, and one DROP delete
+        any number of directories in four statements. Only version directories of this table's
+        root are ever deleted. -#}
+    {% for path in paths if not path or not path.startswith(root ~ '/v=') %}
         {{ exceptions.raise_compiler_error('joinery_upsert: refusing to delete ' ~ path
             ~ ', which is not a version directory under ' ~ root) }}
+    {% endfor %}
+    {% if paths | length == 0 %}
+        {{ return(none) }}
     {% endif %}
     {% set janitor = relation.schema ~ '.' ~ relation.identifier ~ '__joinery_janitor' %}
     {% do run_query('drop table if exists ' ~ janitor) %}
-    {% do run_query('create table ' ~ janitor ~ ' (unused int) using parquet') %}
-    {% do run_query('alter table ' ~ janitor ~ ' set location ' ~ joinery.upsert_sql_string(path)) %}
+    {% do run_query('create table ' ~ janitor ~ ' (unused int, joinery_directory int) using parquet'
+        ~ ' partitioned by (joinery_directory)') %}
+    {% set partitions = [] %}
+    {% for path in paths %}
+        {% do partitions.append('partition (joinery_directory = ' ~ loop.index ~ ') location '
+            ~ joinery.upsert_sql_string(path)) %}
+    {% endfor %}
+    {% do run_query('alter table ' ~ janitor ~ ' add ' ~ partitions | join(' ')) %}
     {% do run_query('drop table ' ~ janitor) %}
 {% endmacro %}
