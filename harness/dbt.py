@@ -26,6 +26,7 @@ def apply_dbt_spark_fixes() -> None:
     keep_seed_nulls()
     bound_thrift_waits()
     poll_thrift_quickly()
+    tolerate_failed_session_close()
 
 
 def keep_ansi_mode_on() -> None:
@@ -123,6 +124,35 @@ def poll_thrift_quickly() -> None:
     # dbt-spark's __init__ assigns poll_interval from the profile: that assignment is ignored.
     PyhiveConnectionWrapper.poll_interval = property(next_wait, lambda self, value: None)
     PyhiveConnectionWrapper._joinery_fast_poll = True
+
+
+def tolerate_failed_session_close() -> None:
+    """Do not fail a model whose statements all succeeded because closing its Thrift session failed.
+
+    pyspark's jars lack hive-llap-common, so the Thrift server's session close can fail in Hive's
+    FunctionRegistry static initializer (NoClassDefFoundError: .../LlapSigner$Signable, the gap
+    SPARK-51041 closed for Spark's own tests). The session's work is done by then and the transport
+    is closed; dbt-spark would still report the model as failed. Seen once in a full `make test`.
+    """
+    from dbt.adapters.spark.connections import PyhiveConnectionWrapper
+    from pyhive.exc import OperationalError
+
+    if getattr(PyhiveConnectionWrapper, "_joinery_lenient_close", False):
+        return
+    close = PyhiveConnectionWrapper.close
+
+    def lenient_close(self) -> None:
+        try:
+            close(self)
+        except OperationalError as error:
+            if "TCloseSessionResp" not in str(error):
+                raise
+            from dbt.adapters.events.logging import AdapterLogger
+
+            AdapterLogger("Spark").debug(f"joinery: ignored a failed Thrift session close: {str(error)[:300]}")
+
+    PyhiveConnectionWrapper.close = lenient_close
+    PyhiveConnectionWrapper._joinery_lenient_close = True
 
 
 @contextmanager
