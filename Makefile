@@ -4,7 +4,6 @@ VENV := .venv
 PY := $(VENV)/bin/python
 export JOINERY_SPARK_DIR ?= $(CURDIR)/.spark/local
 export DBT_PROFILES_DIR ?= $(CURDIR)/profiles
-export SPARK_CONF_DIR ?= $(CURDIR)/conf/spark
 # pytest-xdist workers of `make test`; each starts its own Thrift server (about 1.5 GB of memory)
 TEST_WORKERS ?= 2
 

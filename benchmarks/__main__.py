@@ -91,7 +91,6 @@ def main(argv: list[str] | None = None) -> int:
     names = list(CASES) if args.all else args.cases
     tiny = args.rows == "tiny"
     work_dir = Path(args.work_dir).resolve()
-    os.environ.setdefault("SPARK_CONF_DIR", str(REPO_ROOT / "conf" / "spark"))
     os.environ.setdefault("DBT_PROFILES_DIR", str(REPO_ROOT / "profiles"))
 
     from benchmarks.core import SCHEMA, Context, log

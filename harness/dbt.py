@@ -227,7 +227,10 @@ class DbtProject:
         """
         from dbt.cli.main import dbtRunner
 
+        from harness.java import use_spark_java_options
+
         apply_dbt_spark_fixes()
+        use_spark_java_options()
         cli = [
             *args,
             "--project-dir",

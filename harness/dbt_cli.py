@@ -5,10 +5,12 @@ from __future__ import annotations
 import sys
 
 from harness.dbt import apply_dbt_spark_fixes
+from harness.java import use_spark_java_options
 
 
 def main() -> None:
     apply_dbt_spark_fixes()
+    use_spark_java_options()
     from dbt.cli.main import cli
 
     cli()

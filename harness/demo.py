@@ -21,7 +21,6 @@ def main() -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     os.environ.setdefault("JOINERY_SPARK_DIR", str(REPO_ROOT / ".spark" / "local"))
-    os.environ.setdefault("SPARK_CONF_DIR", str(REPO_ROOT / "conf" / "spark"))
     project = DbtProject(target="local")
     started = time.monotonic()
     result = project.invoke("build", vars={"joinery_build_summary": True}, expect_success=None)

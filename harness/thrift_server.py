@@ -23,7 +23,7 @@ import time
 from collections import deque
 from pathlib import Path
 
-from harness.java import JavaMissing, require_java
+from harness.java import JavaMissing, require_java, spark_java_options
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_HOME = REPO_ROOT / ".spark" / "thrift"
@@ -59,12 +59,12 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def spark_conf(home: Path) -> dict[str, str]:
+def spark_conf(home: Path, java_options: str = "") -> dict[str, str]:
     """Settings shared by every joinery Spark: see profiles/profiles.yml for the `local` twin."""
     return {
         "spark.sql.warehouse.dir": str(home / "warehouse"),
         "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true",
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={home}",
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={home} {spark_java_options()} {java_options}".strip(),
         # One SQL mode on every target (DESIGN.md): ANSI on, try_cast where NULL-on-bad-data is meant.
         "spark.sql.ansi.enabled": "true",
         # Small local data: the default 200 shuffle partitions cost more than they bring on 2 cores.
@@ -81,11 +81,19 @@ def spark_conf(home: Path) -> dict[str, str]:
 class ThriftServer:
     """One Spark Thrift server process on 127.0.0.1:port with its own home folder."""
 
-    def __init__(self, home: Path, port: int, driver_memory: str = "3g", extra_conf: dict[str, str] | None = None):
+    def __init__(
+        self,
+        home: Path,
+        port: int,
+        driver_memory: str = "3g",
+        extra_conf: dict[str, str] | None = None,
+        java_options: str = "",
+    ):
         self.home = Path(home).resolve()
         self.port = port
         self.driver_memory = driver_memory
         self.extra_conf = extra_conf or {}
+        self.java_options = java_options
         self.process: subprocess.Popen | None = None
 
     @property
@@ -108,7 +116,7 @@ class ThriftServer:
             "--class",
             THRIFT_CLASS,
         ]
-        for key, value in {**spark_conf(self.home), **self.extra_conf}.items():
+        for key, value in {**spark_conf(self.home, self.java_options), **self.extra_conf}.items():
             cmd += ["--conf", f"{key}={value}"]
         cmd += [
             "--hiveconf",
@@ -139,7 +147,6 @@ class ThriftServer:
             )
         self.home.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": LOOPBACK}
-        env.setdefault("SPARK_CONF_DIR", str(REPO_ROOT / "conf" / "spark"))
         env.pop("PYSPARK_SUBMIT_ARGS", None)
         log = self.log_path.open("w")
         # Own process group, so stop() takes down spark-submit and the JVM it starts.

@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from harness.dbt import PROFILES_DIR, REPO_ROOT
+from harness.java import spark_java_options
 
 SEED = 20240613
 TRIALS = int(os.environ.get("JOINERY_CRASH_TRIALS", "10"))
@@ -88,7 +89,7 @@ from pyspark.sql import SparkSession
 home = os.environ["JOINERY_SPARK_DIR"]
 spark = (SparkSession.builder.master("local[1]").config("spark.sql.warehouse.dir", home + "/warehouse")
     .config("spark.hadoop.javax.jdo.option.ConnectionURL", f"jdbc:derby:;databaseName={home}/metastore_db;create=true")
-    .config("spark.driver.extraJavaOptions", "-Dderby.system.home=" + home)
+    .config("spark.driver.extraJavaOptions", "-Dderby.system.home=" + home + " " + os.environ["JOINERY_JAVA_OPTIONS"])
     .config("spark.ui.enabled", "false").enableHiveSupport().getOrCreate())
 spark.sql("use crash")
 out = {"observed": [list(r) for r in spark.sql("select * from observed").collect()]}
@@ -190,7 +191,7 @@ class Dbt:
             "DBT_PROFILES_DIR": str(PROFILES_DIR),
             "DBT_TARGET_PATH": str(home / "target"),
             "DBT_LOG_PATH": str(home / "logs"),
-            "SPARK_CONF_DIR": str(REPO_ROOT / "conf" / "spark"),
+            "JOINERY_JAVA_OPTIONS": spark_java_options(),
             "PYTHONPATH": str(REPO_ROOT),
             # Each trial is a short-lived JVM: the quick (C1) JIT alone starts and finishes the
             # trial about a fifth sooner than with the optimizing one, measured on 2 cores.

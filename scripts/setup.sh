@@ -19,12 +19,15 @@ fi
 
 stamp=.venv/.requirements.sha256
 want=$(sha256sum requirements.txt | cut -d' ' -f1)
-if [ -x .venv/bin/python ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-  exit 0
+if ! { [ -x .venv/bin/python ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; }; then
+  echo "setup: installing pinned requirements into .venv (first run takes a minute or two)"
+  [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+  echo "$want" > "$stamp"
+  echo "setup: done ($(.venv/bin/dbt --version | sed -n 's/.*installed: *//p' | head -1) dbt-core)"
 fi
-echo "setup: installing pinned requirements into .venv (first run takes a minute or two)"
-[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
-.venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
-echo "$want" > "$stamp"
-echo "setup: done ($(.venv/bin/dbt --version | sed -n 's/.*installed: *//p' | head -1) dbt-core)"
+
+# The JVM class-data archive that halves every Spark start (harness/java.py); built once per Java
+# and pyspark version, skipped (Spark only starts slower) where this JVM cannot build one.
+.venv/bin/python -m harness.java --class-archive
