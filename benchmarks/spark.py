@@ -39,7 +39,9 @@ def local_target_conf(spark_dir: Path, driver_memory: str) -> dict[str, str]:
     return {
         "spark.sql.warehouse.dir": f"{spark_dir}/warehouse",
         "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={spark_dir}/metastore_db;create=true",
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={spark_dir} {spark_java_options()}",
+        # JOINERY_BENCH_JAVA_OPTIONS: more JVM options (the smoke test's quick JIT).
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={spark_dir} {spark_java_options()} "
+        + os.environ.get("JOINERY_BENCH_JAVA_OPTIONS", ""),
         "spark.driver.memory": driver_memory,
         "spark.sql.shuffle.partitions": local_target_parameter("spark.sql.shuffle.partitions", "4"),
         "spark.ui.enabled": "false",

@@ -21,6 +21,7 @@ import signal
 import pytest
 
 from harness.dbt import REPO_ROOT, DbtProject
+from harness.java import QUICK_JIT
 from harness.sql import SparkSql
 from harness.thrift_server import ThriftServer, free_port
 
@@ -41,13 +42,6 @@ SLOWEST_FIRST = [
 ]
 
 
-# The test server runs many small, different statements and lives minutes: the quick (C1) JIT
-# alone, with room in the code cache so that it does not keep sweeping, cuts the server's CPU by 38%
-# (test_upsert on 2 cores: 132 s to 82 s of JVM CPU, 101 s to 91 s wall; the optimizing C2
-# compiler was 40% of the server's CPU, and on two workers CPU is what the suite waits for).
-TEST_SERVER_JIT = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=512m"
-
-
 def pytest_collection_modifyitems(items):
     rank = {name: position for position, name in enumerate(SLOWEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.module.__name__.rsplit(".", 1)[-1], len(rank)))
@@ -62,7 +56,7 @@ def _interrupt_on_sigterm(signum, frame):  # noqa: ARG001
 @pytest.fixture(scope="session")
 def thrift_server(tmp_path_factory):
     previous = signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
-    server = ThriftServer(tmp_path_factory.mktemp("thrift"), free_port(), java_options=TEST_SERVER_JIT)
+    server = ThriftServer(tmp_path_factory.mktemp("thrift"), free_port(), java_options=QUICK_JIT)
     try:
         server.start(timeout=float(os.environ.get("JOINERY_THRIFT_TIMEOUT", "240")))
         yield server

@@ -17,6 +17,7 @@ import pytest
 
 from benchmarks.cases import CASES
 from harness.dbt import REPO_ROOT
+from harness.java import QUICK_JIT
 
 EXPECTED_KEYS = {"case", "sizes", "repeats", "median_seconds", "seconds", "ratios", "bars", "pass", "plan"}
 BAR_KEYS = {"name", "ratio", "limit", "pass"}
@@ -26,7 +27,12 @@ PLAN_KEYS = {"shuffle_exchanges", "files_written", "partitions_written", "execut
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     work_dir = tmp_path_factory.mktemp("bench")
-    env = {**os.environ, "JOINERY_BENCH_DIR": str(work_dir), "JOINERY_BENCH_DRIVER_MEMORY": "1g"}
+    env = {
+        **os.environ,
+        "JOINERY_BENCH_DIR": str(work_dir),
+        "JOINERY_BENCH_DRIVER_MEMORY": "1g",
+        "JOINERY_BENCH_JAVA_OPTIONS": QUICK_JIT,
+    }
     completed = subprocess.run(
         [sys.executable, "-m", "benchmarks", "--all", "--rows", "tiny", "--repeats", "1", "--no-write"],
         cwd=REPO_ROOT,
