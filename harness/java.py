@@ -157,7 +157,7 @@ def build_class_archive() -> Path | None:
     if archive.exists():
         return archive
     ARCHIVE_DIR.mkdir(parents=True, exist_ok=True)
-    print("setup: building the JVM class-data archive for faster Spark starts (once, about 30 s)")
+    print("setup: building the JVM class-data archive for faster Spark starts (once, under a minute)")
     with tempfile.TemporaryDirectory(prefix="joinery-cds-") as home:
         partial = Path(home) / "classes.jsa"
         options = (

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.dbt import REPO_ROOT
-from harness.java import JavaMissing, require_java
+from harness.java import JavaMissing, class_archive_path, require_java
 from harness.thrift_server import LOOPBACK, ThriftServer, ThriftServerError
 
 SEEDS = REPO_ROOT / "seeds" / "multi_join"
@@ -34,6 +34,16 @@ def test_thrift_server_listens_on_loopback_only(thrift_server):
     loopback = {"0100007F", "0000000000000000FFFF00000100007F"}
     assert addresses, f"nothing listens on port {thrift_server.port}"
     assert addresses <= loopback, f"port {thrift_server.port} listens on {addresses}, not only on 127.0.0.1"
+
+
+def test_thrift_server_maps_the_class_data_archive(thrift_server):
+    # setup builds the archive; a JVM that refuses it (e.g. a non-empty SPARK_CONF_DIR on its class
+    # path) starts silently without it, twice as slowly. spark-submit execs the JVM in its process.
+    archive = class_archive_path()
+    if not archive.exists():
+        pytest.skip(f"no class-data archive at {archive} (scripts/setup.sh builds it where the JVM can)")
+    maps = Path(f"/proc/{thrift_server.process.pid}/maps").read_text()
+    assert str(archive) in maps, f"the Thrift server's JVM did not map {archive}"
 
 
 def test_dbt_runs_with_ansi_mode_on(dbt):
