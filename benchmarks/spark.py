@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.java import spark_java_options
+from harness.java import driver_java_options
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -39,9 +39,7 @@ def local_target_conf(spark_dir: Path, driver_memory: str) -> dict[str, str]:
     return {
         "spark.sql.warehouse.dir": f"{spark_dir}/warehouse",
         "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={spark_dir}/metastore_db;create=true",
-        # JOINERY_BENCH_JAVA_OPTIONS: more JVM options (the smoke test's quick JIT).
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={spark_dir} {spark_java_options()} "
-        + os.environ.get("JOINERY_BENCH_JAVA_OPTIONS", ""),
+        "spark.driver.extraJavaOptions": driver_java_options(spark_dir),
         "spark.driver.memory": driver_memory,
         "spark.sql.shuffle.partitions": local_target_parameter("spark.sql.shuffle.partitions", "4"),
         "spark.ui.enabled": "false",

@@ -112,7 +112,8 @@ spark.stop()
 
 
 def spark_home() -> Path:
-    """pyspark's installation (its jars); importable only inside the project's virtualenv."""
+    """pyspark's installation: the pip wheel is a complete Spark distribution (jars and bin/);
+    importable only inside the project's virtualenv."""
     import pyspark
 
     return Path(pyspark.__file__).resolve().parent
@@ -142,6 +143,13 @@ def spark_java_options() -> str:
         # -Xlog:cds=off: a JVM that cannot map the archive says nothing and starts without it.
         options += [f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"]
     return " ".join(options)
+
+
+def driver_java_options(derby_home: Path | str, extra: str = "") -> str:
+    """`spark.driver.extraJavaOptions` of a Spark joinery starts: its Derby home, then
+    JOINERY_JAVA_OPTIONS when the caller set it (e.g. with QUICK_JIT), else spark_java_options()."""
+    options = os.environ.get("JOINERY_JAVA_OPTIONS") or spark_java_options()
+    return f"-Dderby.system.home={derby_home} {options} {extra}".strip()
 
 
 def use_spark_java_options() -> None:

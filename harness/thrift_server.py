@@ -23,7 +23,7 @@ import time
 from collections import deque
 from pathlib import Path
 
-from harness.java import JavaMissing, require_java, spark_java_options
+from harness.java import JavaMissing, driver_java_options, require_java, spark_home
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_HOME = REPO_ROOT / ".spark" / "thrift"
@@ -34,12 +34,6 @@ THRIFT_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
 
 class ThriftServerError(RuntimeError):
     """The server could not be started, or did not become ready."""
-
-
-def spark_home() -> Path:
-    import pyspark  # the pip wheel is a complete Spark distribution (jars + bin/)
-
-    return Path(pyspark.__file__).resolve().parent
 
 
 def port_is_free(port: int, host: str = LOOPBACK) -> bool:
@@ -64,7 +58,7 @@ def spark_conf(home: Path, java_options: str = "") -> dict[str, str]:
     return {
         "spark.sql.warehouse.dir": str(home / "warehouse"),
         "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true",
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={home} {spark_java_options()} {java_options}".strip(),
+        "spark.driver.extraJavaOptions": driver_java_options(home, java_options),
         # One SQL mode on every target (DESIGN.md): ANSI on, try_cast where NULL-on-bad-data is meant.
         "spark.sql.ansi.enabled": "true",
         # Small local data: the default 200 shuffle partitions cost more than they bring on 2 cores.
