@@ -8,6 +8,7 @@ expected rows come from the seed CSV through a plain-Python reference.
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -183,3 +184,32 @@ def test_argument_errors_and_delta_merge(dbt, spark, tmp_path):
     assert "(`country`, `customer_id`, `name`) values (source.`country`, source.`customer_id`, source.`name`)" in merge
     # The failed MERGE changed nothing.
     assert spark.rows(f"{SCHEMA}.upsert_delta_merge") == [("NL", 1, "Old")]
+
+
+def test_a_commit_journal_longer_than_a_table_property_is_stored_in_parts(dbt, spark):
+    # Every commit of this model rewrites 30 partitions whose values are 240 characters long. By the
+    # third run the journal (30 new locations, 30 superseded ones, 30 to delete) is about 40,000
+    # characters: more than the 32,672 the metastore's property column holds.
+    table = f"{SCHEMA}.upsert_long_journal"
+    select = ["--select", "path:models/examples/upsert/long_journal"]
+    for version, full_refresh in [(1, False), (2, True), (3, True), (4, False)]:
+        flags = ["--full-refresh"] if full_refresh else []
+        dbt.invoke("run", *select, *flags, schema=SCHEMA, vars={"upsert_long_journal": version})
+        spark.execute(f"refresh table {table}")
+        expected = sorted((i, version, "p" * 237 + f"{i % 30:03d}") for i in range(90))
+        assert sorted(spark.rows(table, ["id", "version", "part"])) == expected, version
+
+    properties = dict((row[0], row[1]) for row in spark.query(f"show tblproperties {table}"))
+    assert properties["joinery.pending"] == ""
+    # The superseded directories of the last commit (about 10,000 characters) fill several parts,
+    # read back in order up to the first empty one.
+    parts = [properties["joinery.garbage"]]
+    while properties.get(f"joinery.garbage.{len(parts)}"):
+        parts.append(properties[f"joinery.garbage.{len(parts)}"])
+    assert len(parts) >= 3 and properties[f"joinery.garbage.{len(parts)}"] == "", len(parts)
+    assert len(json.loads("".join(parts))) == 30
+    # Only the current version and the one before it still hold data files (an older version's
+    # directory keeps just the writer's _SUCCESS marker once its partitions are deleted).
+    root = Path(urlparse(describe_location(spark, table)).path)
+    holding_data = {path.relative_to(root).parts[0] for path in root.rglob("*.parquet")}
+    assert len(holding_data) == 2 and all(name.startswith("v=") for name in holding_data), holding_data

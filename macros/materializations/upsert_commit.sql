@@ -11,8 +11,7 @@
 
 {% macro upsert_set_pending(relation_sql, journal) %}
     {% do run_query('alter table ' ~ relation_sql ~ ' set tblproperties ('
-        ~ joinery.upsert_sql_string('joinery.pending')
-        ~ ' = ' ~ joinery.upsert_sql_string(tojson(journal) if journal else '') ~ ')') %}
+        ~ joinery.upsert_chunked_property('joinery.pending', tojson(journal) if journal else '') ~ ')') %}
 {% endmacro %}
 
 
@@ -56,9 +55,8 @@
     {% endif %}
     {% do joinery.upsert_delete_directories(relation, root, journal['delete']) %}
     {% do run_query('alter table ' ~ relation_sql ~ ' set tblproperties ('
-        ~ joinery.upsert_sql_string('joinery.pending') ~ ' = \'\', '
-        ~ joinery.upsert_sql_string('joinery.garbage') ~ ' = '
-            ~ joinery.upsert_sql_string(tojson(journal['keep'])) ~ ', '
+        ~ joinery.upsert_chunked_property('joinery.pending', '') ~ ', '
+        ~ joinery.upsert_chunked_property('joinery.garbage', tojson(journal['keep'])) ~ ', '
         ~ joinery.upsert_sql_string('joinery.version') ~ ' = ' ~ joinery.upsert_sql_string(journal['run']) ~ ')') %}
     {#- Cached file listings of this session would still name the old files. -#}
     {% do run_query('refresh table ' ~ relation_sql) %}
@@ -68,7 +66,7 @@
 {% macro upsert_recover(relation, properties) %}
     {#- Finish or undo what a killed run left: roll a committing journal forward (its data was fully
         written and checked before the journal was stored), delete a half-written directory. -#}
-    {% set pending = properties.get('joinery.pending') or '' %}
+    {% set pending = joinery.upsert_read_chunked_property(properties, 'joinery.pending') %}
     {% if pending == '' %}
         {{ return(false) }}
     {% endif %}

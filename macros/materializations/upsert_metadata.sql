@@ -46,6 +46,40 @@
 {% endmacro %}
 
 
+{% macro upsert_chunked_property(name, value) %}
+    {#- `name` = value as a `set tblproperties` list, split over `name`, `name.1`, `name.2`, ... of at
+        most 4000 characters each, then an empty `name.<n>` that ends it. The Hive metastore keeps a
+        property value in a VARCHAR column (32672 characters in Spark's built-in Derby metastore,
+        4000 in the Hive 2 schemas of some databases), and the journal of a commit that rewrites
+        hundreds of partitions is longer than that. All parts go in one statement, one metastore
+        call, so they change together. -#}
+    {% set size = 4000 %}
+    {% set text = value | string %}
+    {% set parts = [joinery.upsert_sql_string(name) ~ ' = ' ~ joinery.upsert_sql_string(text[:size])] %}
+    {% for start in range(size, text | length, size) %}
+        {% do parts.append(joinery.upsert_sql_string(name ~ '.' ~ loop.index) ~ ' = '
+            ~ joinery.upsert_sql_string(text[start:start + size])) %}
+    {% endfor %}
+    {% if text != '' %}
+        {% do parts.append(joinery.upsert_sql_string(name ~ '.' ~ parts | length) ~ " = ''") %}
+    {% endif %}
+    {{ return(parts | join(', ')) }}
+{% endmacro %}
+
+
+{% macro upsert_read_chunked_property(properties, name) %}
+    {#- The value upsert_chunked_property stored: `name`, then `name.1`, `name.2`, ... up to the first
+        empty or missing part (parts beyond it are left over from an older, longer value). -#}
+    {% set value = namespace(text=properties.get(name) or '', ended=false) %}
+    {% for index in range(1, properties | length + 1) if value.text != '' and not value.ended %}
+        {% set part = properties.get(name ~ '.' ~ index) or '' %}
+        {% set value.text = value.text ~ part %}
+        {% set value.ended = part == '' %}
+    {% endfor %}
+    {{ return(value.text) }}
+{% endmacro %}
+
+
 {% macro upsert_schema_location(schema) %}
     {% for row in run_query('describe schema extended ' ~ joinery.quote_identifier(schema)).rows
         if row[0] | trim == 'Location' %}

@@ -80,7 +80,8 @@
     {#- Commit. -#}
     {% set journal = {'run': run_id, 'state': 'committing', 'location': none, 'add_columns': plan.add_columns,
         'set': [], 'add': [], 'drop': [], 'keep': [],
-        'delete': fromjson(properties.get('joinery.garbage') or '[]') if managed else []} %}
+        'delete': fromjson(joinery.upsert_read_chunked_property(properties, 'joinery.garbage') or '[]')
+            if managed else []} %}
     {% set recreate = existing is not none and (not managed or plan.recreate) %}
     {% if partitions %}
         {% for spec, location in produced | dictsort %}
@@ -124,10 +125,8 @@
                 ~ joinery.upsert_sql_string(root if partitions else version_dir)
             ~ '\ntblproperties (' ~ joinery.upsert_sql_string('joinery.root') ~ ' = '
                 ~ joinery.upsert_sql_string(root) ~ ', '
-            ~ joinery.upsert_sql_string('joinery.pending') ~ ' = '
-                ~ joinery.upsert_sql_string(tojson(pending) if pending else '') ~ ', '
-            ~ joinery.upsert_sql_string('joinery.garbage') ~ ' = '
-                ~ joinery.upsert_sql_string(tojson(journal['keep'] + journal['delete'])) ~ ', '
+            ~ joinery.upsert_chunked_property('joinery.pending', tojson(pending) if pending else '') ~ ', '
+            ~ joinery.upsert_chunked_property('joinery.garbage', tojson(journal['keep'] + journal['delete'])) ~ ', '
             ~ joinery.upsert_sql_string('joinery.version') ~ ' = ' ~ joinery.upsert_sql_string(run_id) ~ ')') %}
         {% if partitions %}
             {% do journal.update({'location': none, 'add_columns': [],
