@@ -145,6 +145,12 @@ def spark_java_options() -> str:
     return " ".join(options)
 
 
+def short_lived_java_options() -> str:
+    """JOINERY_JAVA_OPTIONS for the test suite's short-lived Sparks started in subprocesses (crash
+    trials, the benchmark smoke run): spark_java_options() with QUICK_JIT."""
+    return f"{spark_java_options()} {QUICK_JIT}"
+
+
 def driver_java_options(derby_home: Path | str, extra: str = "") -> str:
     """`spark.driver.extraJavaOptions` of a Spark joinery starts: its Derby home, then
     JOINERY_JAVA_OPTIONS when the caller set it (e.g. with QUICK_JIT), else spark_java_options()."""

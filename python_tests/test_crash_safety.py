@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from harness.dbt import PROFILES_DIR, REPO_ROOT
-from harness.java import QUICK_JIT, spark_java_options
+from harness.java import short_lived_java_options
 
 SEED = 20240613
 TRIALS = int(os.environ.get("JOINERY_CRASH_TRIALS", "10"))
@@ -86,10 +86,11 @@ OBSERVE_HOOKS = [
 CHECK_SCRIPT = """
 import json, os, sys
 from pyspark.sql import SparkSession
+from harness.java import driver_java_options
 home = os.environ["JOINERY_SPARK_DIR"]
 spark = (SparkSession.builder.master("local[1]").config("spark.sql.warehouse.dir", home + "/warehouse")
     .config("spark.hadoop.javax.jdo.option.ConnectionURL", f"jdbc:derby:;databaseName={home}/metastore_db;create=true")
-    .config("spark.driver.extraJavaOptions", "-Dderby.system.home=" + home + " " + os.environ["JOINERY_JAVA_OPTIONS"])
+    .config("spark.driver.extraJavaOptions", driver_java_options(home))
     .config("spark.ui.enabled", "false").enableHiveSupport().getOrCreate())
 spark.sql("use crash")
 out = {"observed": [list(r) for r in spark.sql("select * from observed").collect()]}
@@ -192,7 +193,7 @@ class Dbt:
             "DBT_TARGET_PATH": str(home / "target"),
             "DBT_LOG_PATH": str(home / "logs"),
             # Each trial is a short-lived JVM: the quick JIT finishes it about a fifth sooner.
-            "JOINERY_JAVA_OPTIONS": f"{spark_java_options()} {QUICK_JIT}",
+            "JOINERY_JAVA_OPTIONS": short_lived_java_options(),
             "PYTHONPATH": str(REPO_ROOT),
         }
 
