@@ -208,12 +208,33 @@ def test_new_batches_then_a_repeated_batch(built, dbt, spark):
         {"key": "6", "value": "f5", "loaded_at": LATER},
     ]
     land("rebase_delta", [{"key": "7", "value": "g", "loaded_at": LATEST}])
-    land("partitioned_delta", [{"key": "3", "value": "c5", "loaded_at": LATER, "year": "2024", "month": "1"}])
+    land(
+        "partitioned_delta",
+        [
+            {"key": "3", "value": "c5", "loaded_at": LATER, "year": "2024", "month": "1"},
+            # A partition the table does not have yet.
+            {"key": "9", "value": "i", "loaded_at": LATER, "year": "2025", "month": "3"},
+        ],
+    )
     # Schema drift in a later batch: a new column value3.
     spark.execute(f"alter table {SCHEMA}.compaction_new_attribute_delta add columns (value3 string)")
     for row in data["new_attribute_delta"]:
         row["value3"] = None
     land("new_attribute_delta", [{"key": "1", "value1": "a5", "value2": "x5", "loaded_at": LATER, "value3": "v3"}])
+
+    # The incremental SELECT reads only the table's partitions that the new delta rows fall in.
+    dbt.invoke("compile", "--select", "compaction_partitioned_incremental", schema=SCHEMA)
+    compiled = dbt.target_path / "compiled" / "joinery" / "models" / "examples" / "compaction"
+    plan = spark.explain((compiled / "compaction_partitioned_incremental.sql").read_text())
+    scans = [
+        block
+        for block in plan.split("\n\n")
+        if "Scan " in block and f"{SCHEMA}.compaction_partitioned_incremental" in block.split("\n")[0]
+    ]
+    assert scans, plan
+    for scan in scans:
+        location = next(line for line in scan.split("\n") if line.startswith("Location:"))
+        assert "year=2024/month=1]" in location and "entries" not in location, scan
 
     dbt.invoke("run", "--select", *MODELS, schema=SCHEMA)
     assert_matches_reference(spark, data)

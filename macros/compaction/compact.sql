@@ -130,8 +130,9 @@
 
 {% macro compaction_key_match(settings, left, right) %}
     {#- Null-safe, except on the partition columns of an incremental run: a joinery_upsert table
-        never holds a NULL partition value, and a plain `=` on them lets Spark prune the table's
-        partitions at run time to those of the new delta rows (dynamic partition pruning). -#}
+        never holds a NULL partition value, and `=` lets Spark use the key for partition pruning
+        (dynamic pruning, when it can reuse the broadcast; compaction_touched_partitions adds the
+        literal predicate that prunes in every case). -#}
     {% set equal_columns = settings.get('equal_columns', []) | map('lower') | list %}
     {% set pairs = [] %}
     {% for column in settings.key %}
@@ -387,6 +388,8 @@ where not {{ joinery.compaction_deleted_sql(settings) }}
         {{ return(joinery.compaction_diff_sql(full_sql, plan, target, target_names, settings)) }}
     {% endif %}
 
+    {% set delta_ctes = joinery.compaction_delta_ctes(deltas, plan, settings, snapshot_newest_sql, watermark_sql) %}
+    {% set touched_sql = joinery.compaction_touched_partitions(delta_ctes, plan, settings, 't') %}
     {% set names = plan | map(attribute='name') | list %}
     {% set identical = [] %}
     {% for name in names %}
@@ -395,9 +398,10 @@ where not {{ joinery.compaction_deleted_sql(settings) }}
     {% set incremental_sql %}
 with
 
-{{ joinery.compaction_delta_ctes(deltas, plan, settings, snapshot_newest_sql, watermark_sql) }},
+{{ delta_ctes }},
 
-{#- One streaming pass over the table picks the rows of the keys the new deltas touch. #}
+{#- One streaming pass over the table (its touched partitions) picks the rows of the keys the new
+    deltas touch. #}
 matched_rows as (
     select {{ joinery.compaction_hint(settings, 'w') }}
         t.*,
@@ -405,6 +409,9 @@ matched_rows as (
     from {{ target }} as t
     left semi join delta_winners as w
         on {{ joinery.compaction_key_match(settings, 't', 'w') }}
+    {%- if touched_sql is not none %}
+    where {{ touched_sql }}
+    {%- endif %}
 ),
 
 versions as (
@@ -427,6 +434,42 @@ where
     or (_joinery_present and _joinery_wins and (_joinery_is_delete or not _joinery_identical))
     {%- endset %}
     {{ return(incremental_sql) }}
+{% endmacro %}
+
+
+{% macro compaction_touched_partitions(delta_ctes, plan, settings, alias) %}
+    {#- On an incremental run of a partitioned model: a literal predicate on `alias` that keeps the
+        table's partitions the new delta rows fall in (`false` for none), or none when unpartitioned.
+        Spark prunes a literal predicate before listing files; the run-time (dynamic) pruning that
+        the `=` on partition columns allows is dropped when Spark cannot reuse the broadcast, and
+        the benchmark found it dropped here: every partition of the table was read. -#}
+    {% set columns = settings.get('equal_columns', []) %}
+    {% if not columns %}
+        {{ return(none) }}
+    {% endif %}
+    {% set entries = [] %}
+    {% set casts = [] %}
+    {% for column in columns %}
+        {% set entry = joinery.plan_entry(plan, column) %}
+        {% do entries.append(entry) %}
+        {% do casts.append('cast(' ~ joinery.quote_identifier(entry.name) ~ ' as string)') %}
+    {% endfor %}
+    {% set terms = [] %}
+    {% for row in run_query('with
+' ~ delta_ctes ~ '
+select distinct ' ~ casts | join(', ')
+        ~ ' from delta_rows').rows %}
+        {% set parts = [] %}
+        {% for entry in entries %}
+            {% do parts.append(alias ~ '.' ~ joinery.quote_identifier(entry.name) ~ ' = cast('
+                ~ joinery.upsert_sql_string(row[loop.index0]) ~ ' as ' ~ entry.type ~ ')') %}
+        {% endfor %}
+        {#- A NULL partition value matches no table row (the join uses `=` on these columns). -#}
+        {% if none not in row.values() %}
+            {% do terms.append('(' ~ parts | join(' and ') ~ ')') %}
+        {% endif %}
+    {% endfor %}
+    {{ return('(' ~ terms | join(' or ') ~ ')' if terms else 'false') }}
 {% endmacro %}
 
 
