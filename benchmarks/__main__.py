@@ -82,9 +82,15 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks.machine import machine_facts
         from benchmarks.report import write_results
 
-        lines = Path(args.report).read_text().splitlines()
-        results = [json.loads(line) for line in lines if line.startswith("{")]
-        write_results(RESULTS_PATH, results, machine_facts(None, args.driver_memory or "3g"), args)
+        records = [json.loads(line) for line in Path(args.report).read_text().splitlines() if line.startswith("{")]
+        results = [record for record in records if "case" in record]
+        # An `--all` run prints its machine facts as its last line; older saved runs lack it, and
+        # then this machine's facts (without Spark's) stand in.
+        saved = [record["machine"] for record in records if "machine" in record]
+        machine = saved[-1] if saved else machine_facts(None, args.driver_memory or "3g")
+        if saved and "repetitions" in machine:
+            args.repeats = int(machine.pop("repetitions"))
+        write_results(RESULTS_PATH, results, machine, args)
         print(f"wrote {RESULTS_PATH}", file=sys.stderr)
         return 0
 
@@ -128,7 +134,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.all and not args.no_write:
         from benchmarks.report import write_results
 
-        write_results(RESULTS_PATH, results, machine_facts(spark, memory), args)
+        machine = machine_facts(spark, memory)
+        # Saved with the results, so `--report` can rebuild RESULTS.md from stdout alone.
+        print(json.dumps({"machine": {**machine, "repetitions": args.repeats}}), flush=True)
+        write_results(RESULTS_PATH, results, machine, args)
         log(f"wrote {RESULTS_PATH}")
     log("stopping Spark")
     spark.stop()

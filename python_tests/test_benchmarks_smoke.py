@@ -81,3 +81,20 @@ def test_demo_case_reports_wall_time(tiny_run):
     _, results = tiny_run
     demo = next(result for result in results if result["case"] == "demo")
     assert demo["exit_code"] == 0 and demo["median_seconds"]["demo"] > 0
+
+
+def test_report_rebuilds_results_from_the_saved_lines_and_their_machine(tiny_run, tmp_path, monkeypatch):
+    # `--all` prints its machine facts after the cases; `--report` must render those, not this machine's.
+    import benchmarks.__main__ as cli
+
+    _, results = tiny_run
+    machine = {"cores": "64", "memory": "512 GiB", "spark master": "yarn", "git commit": "abc1234", "repetitions": 5}
+    saved = tmp_path / "run.jsonl"
+    saved.write_text("\n".join(json.dumps(line) for line in [*results, {"machine": machine}]) + "\n")
+    monkeypatch.setattr(cli, "RESULTS_PATH", tmp_path / "RESULTS.md")
+    assert cli.main(["--report", str(saved)]) == 0
+    text = (tmp_path / "RESULTS.md").read_text()
+    for row in ("| cores | 64 |", "| spark master | yarn |", "| git commit | abc1234 |", "| repetitions | 5 |"):
+        assert row in text, text[:2000]
+    for result in results:
+        assert f"| {result['case']} |" in text
