@@ -455,9 +455,7 @@ where
         {% do casts.append('cast(' ~ joinery.quote_identifier(entry.name) ~ ' as string)') %}
     {% endfor %}
     {% set terms = [] %}
-    {% for row in run_query('with
-' ~ delta_ctes ~ '
-select distinct ' ~ casts | join(', ')
+    {% for row in run_query('with\n' ~ delta_ctes ~ '\nselect distinct ' ~ casts | join(', ')
         ~ ' from delta_rows').rows %}
         {% set parts = [] %}
         {% for entry in entries %}
