@@ -213,3 +213,23 @@ def test_a_commit_journal_longer_than_a_table_property_is_stored_in_parts(dbt, s
     root = Path(urlparse(describe_location(spark, table)).path)
     holding_data = {path.relative_to(root).parts[0] for path in root.rglob("*.parquet")}
     assert len(holding_data) == 2 and all(name.startswith("v=") for name in holding_data), holding_data
+
+
+def test_partition_values_with_a_comma_and_a_quote_are_upserted_in_place(dbt, spark):
+    # The incremental run touches 'Paris, FR' (one row changed, one carried) and adds 'Nice, FR';
+    # "O'Hare, IL" is not touched and keeps its location.
+    table = f"{SCHEMA}.upsert_punctuated_partitions"
+    select = ["--select", "path:models/examples/upsert/punctuated_partitions"]
+    locations = []
+    for run in (1, 2):
+        dbt.invoke("run", *select, schema=SCHEMA, vars={"upsert_punctuated_partitions": run})
+        spark.execute(f"refresh table {table}")
+        locations.append(describe_location(spark, f"{table} partition (city = 'O\\'Hare, IL')"))
+    assert spark.rows(table, ["customer_id", "name", "city"]) == [
+        (1, "Ada Lovelace", "Paris, FR"),
+        (2, "Bo", "Paris, FR"),
+        (3, "Cy", "O'Hare, IL"),
+        (4, "Di", "Nice, FR"),
+    ]
+    assert locations[0] == locations[1]
+

@@ -447,27 +447,13 @@ where
     {% if not columns %}
         {{ return(none) }}
     {% endif %}
-    {% set entries = [] %}
-    {% set casts = [] %}
+    {% set partition_columns = [] %}
     {% for column in columns %}
-        {% set entry = joinery.plan_entry(plan, column) %}
-        {% do entries.append(entry) %}
-        {% do casts.append('cast(' ~ joinery.quote_identifier(entry.name) ~ ' as string)') %}
+        {% do partition_columns.append(joinery.plan_entry(plan, column)) %}
     {% endfor %}
-    {% set terms = [] %}
-    {% for row in run_query('with\n' ~ delta_ctes ~ '\nselect distinct ' ~ casts | join(', ')
-        ~ ' from delta_rows').rows %}
-        {% set parts = [] %}
-        {% for entry in entries %}
-            {% do parts.append(alias ~ '.' ~ joinery.quote_identifier(entry.name) ~ ' = cast('
-                ~ joinery.upsert_sql_string(row[loop.index0]) ~ ' as ' ~ entry.type ~ ')') %}
-        {% endfor %}
-        {#- A NULL partition value matches no table row (the join uses `=` on these columns). -#}
-        {% if none not in row.values() %}
-            {% do terms.append('(' ~ parts | join(' and ') ~ ')') %}
-        {% endif %}
-    {% endfor %}
-    {{ return('(' ~ terms | join(' or ') ~ ')' if terms else 'false') }}
+    {% set partitions = joinery.upsert_partition_values('with\n' ~ delta_ctes ~ '\nselect * from delta_rows',
+        partition_columns | map(attribute='name') | list, allow_null=true) %}
+    {{ return(joinery.upsert_partition_predicate(partition_columns, partitions, alias)) }}
 {% endmacro %}
 
 

@@ -89,15 +89,34 @@
 {% endmacro %}
 
 
+{% macro upsert_partition_values(sql, partition_columns, allow_null=false) %}
+    {#- The distinct partitions of the rows of `sql`: one list of values per partition, read as
+        strings, in order. A NULL value (none) fails unless `allow_null`: partition columns of a
+        joinery_upsert model must not be NULL. -#}
+    {% set casts = [] %}
+    {% for column in partition_columns %}
+        {% do casts.append('cast(' ~ joinery.quote_identifier(column) ~ ' as string)') %}
+    {% endfor %}
+    {% set ordinals = range(1, partition_columns | length + 1) | map('string') | join(', ') %}
+    {% set partitions = [] %}
+    {% for row in run_query('select distinct ' ~ casts | join(', ') ~ '\nfrom (\n' ~ sql ~ '\n)\norder by '
+        ~ ordinals).rows %}
+        {% set values = row.values() | list %}
+        {% for column in partition_columns if values[loop.index0] is none and not allow_null %}
+            {{ exceptions.raise_compiler_error('joinery_upsert: partition column `' ~ column
+                ~ '` is NULL for some rows; partition columns of a joinery_upsert model must not be NULL') }}
+        {% endfor %}
+        {% do partitions.append(values) %}
+    {% endfor %}
+    {{ return(partitions) }}
+{% endmacro %}
+
+
 {% macro upsert_partition_spec(partition_columns, values) %}
     {#- `k` = '1', `d` = '2024-01-01': a partition spec from values read as strings (Spark casts a
         string in a partition spec to the column's type). -#}
     {% set parts = [] %}
     {% for column in partition_columns %}
-        {% if values[loop.index0] is none %}
-            {{ exceptions.raise_compiler_error('joinery_upsert: partition column `' ~ column
-                ~ '` is NULL for some rows; partition columns of a joinery_upsert model must not be NULL') }}
-        {% endif %}
         {% do parts.append(joinery.quote_identifier(column) ~ ' = '
             ~ joinery.upsert_sql_string(values[loop.index0])) %}
     {% endfor %}
@@ -107,28 +126,29 @@
 
 {% macro upsert_partition_specs(sql, partition_columns) %}
     {#- The distinct partitions of the rows of `sql`, as partition specs. -#}
-    {% set casts = [] %}
-    {% for column in partition_columns %}
-        {% do casts.append('cast(' ~ joinery.quote_identifier(column) ~ ' as string)') %}
-    {% endfor %}
     {% set specs = [] %}
-    {% for row in run_query('select distinct ' ~ casts | join(', ') ~ ' from (' ~ sql ~ ')').rows %}
-        {% do specs.append(joinery.upsert_partition_spec(partition_columns, row.values())) %}
+    {% for values in joinery.upsert_partition_values(sql, partition_columns) %}
+        {% do specs.append(joinery.upsert_partition_spec(partition_columns, values)) %}
     {% endfor %}
     {{ return(specs | sort) }}
 {% endmacro %}
 
 
-{% macro upsert_partition_predicate(specs) %}
-    {#- (`k` = '1') or (`k` = '2'): rows of the given partitions; literal, so Spark prunes statically. -#}
-    {% if specs | length == 0 %}
-        {{ return('false') }}
-    {% endif %}
+{% macro upsert_partition_predicate(columns, partitions, alias=none) %}
+    {#- ((`k` = cast('1' as int) and `d` = cast('x' as date)) or ...): the rows of the given
+        partitions, each a list of values read as strings in the order of `columns` (name and type
+        of each partition column); `false` for none. Literal, so Spark prunes partitions before it
+        lists files. A partition with a NULL value is left out: `=` matches no row with it. -#}
     {% set terms = [] %}
-    {% for spec in specs %}
-        {% do terms.append('(' ~ spec | replace(', ', ' and ') ~ ')') %}
+    {% for values in partitions if none not in values %}
+        {% set parts = [] %}
+        {% for column in columns %}
+            {% do parts.append((alias ~ '.' if alias else '') ~ joinery.quote_identifier(column.name)
+                ~ ' = cast(' ~ joinery.upsert_sql_string(values[loop.index0]) ~ ' as ' ~ column.type ~ ')') %}
+        {% endfor %}
+        {% do terms.append('(' ~ parts | join(' and ') ~ ')') %}
     {% endfor %}
-    {{ return(terms | join(' or ')) }}
+    {{ return('(' ~ terms | join(' or ') ~ ')' if terms else 'false') }}
 {% endmacro %}
 
 

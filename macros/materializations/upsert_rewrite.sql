@@ -276,8 +276,13 @@
         change, then the changed rows that are not deletes. -#}
     {% set touched = 'true' %}
     {% if partitions %}
-        {% set touched = joinery.upsert_partition_predicate(
-            joinery.upsert_partition_specs('select * from ' ~ changes, partitions)) %}
+        {% set partition_columns = [] %}
+        {% for name in partitions %}
+            {% do partition_columns.append(target_info.columns
+                | selectattr('name', 'equalto', joinery.find_column(target_names, name)) | first) %}
+        {% endfor %}
+        {% set touched = joinery.upsert_partition_predicate(partition_columns,
+            joinery.upsert_partition_values('select * from ' ~ changes, partitions)) %}
         {% set existing_partitions = joinery.upsert_partition_specs(
             'select * from ' ~ target_sql ~ ' where ' ~ touched, target_info.partition_columns) %}
     {% endif %}
