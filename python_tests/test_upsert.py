@@ -232,4 +232,3 @@ def test_partition_values_with_a_comma_and_a_quote_are_upserted_in_place(dbt, sp
         (4, "Di", "Nice, FR"),
     ]
     assert locations[0] == locations[1]
-

@@ -9,17 +9,17 @@
 
 {% if var('upsert_punctuated_partitions', 1) == 1 %}
 
-select * from values
-    (1, 'Ada', 'Paris, FR'),
-    (2, 'Bo', 'Paris, FR'),
-    (3, 'Cy', 'O\'Hare, IL')
-    as changes (customer_id, name, city)
+    select * from values
+        (1, 'Ada', 'Paris, FR'),
+        (2, 'Bo', 'Paris, FR'),
+        (3, 'Cy', "O'Hare, IL")
+            as changes (customer_id, name, city)
 
 {% else %}
 
-select * from values
-    (1, 'Ada Lovelace', 'Paris, FR'),
-    (4, 'Di', 'Nice, FR')
-    as changes (customer_id, name, city)
+    select * from values
+        (1, 'Ada Lovelace', 'Paris, FR'),
+        (4, 'Di', 'Nice, FR')
+            as changes (customer_id, name, city)
 
 {% endif %}
