@@ -89,26 +89,37 @@
 {% endmacro %}
 
 
-{% macro upsert_partition_values(sql, partition_columns, allow_null=false) %}
-    {#- The distinct partitions of the rows of `sql`: one list of values per partition, read as
-        strings, in order. A NULL value (none) fails unless `allow_null`: partition columns of a
-        joinery_upsert model must not be NULL. -#}
+{% macro upsert_partition_values_sql(sql, partition_columns) %}
+    {#- A scalar subquery: the distinct partitions of the rows of `sql` as a JSON array of value
+        lists (values as strings, NULL as null), sorted. A scalar, so a statement that needs other
+        figures too gets them in the same call (Spark runs its subqueries concurrently). -#}
     {% set casts = [] %}
     {% for column in partition_columns %}
         {% do casts.append('cast(' ~ joinery.quote_identifier(column) ~ ' as string)') %}
     {% endfor %}
-    {% set ordinals = range(1, partition_columns | length + 1) | map('string') | join(', ') %}
-    {% set partitions = [] %}
-    {% for row in run_query('select distinct ' ~ casts | join(', ') ~ '\nfrom (\n' ~ sql ~ '\n)\norder by '
-        ~ ordinals).rows %}
-        {% set values = row.values() | list %}
-        {% for column in partition_columns if values[loop.index0] is none and not allow_null %}
+    {{ return('(select to_json(array_sort(collect_list(array(' ~ casts | join(', ') ~ '))))\n'
+        ~ ' from (select distinct ' ~ casts | join(', ') ~ ' from (\n' ~ sql ~ '\n)))') }}
+{% endmacro %}
+
+
+{% macro upsert_parse_partition_values(text, partition_columns, allow_null=false) %}
+    {#- The value lists upsert_partition_values_sql returned. A NULL value fails unless
+        `allow_null`: partition columns of a joinery_upsert model must not be NULL. -#}
+    {% set partitions = fromjson(text or '[]') %}
+    {% for values in partitions if not allow_null %}
+        {% for column in partition_columns if values[loop.index0] is none %}
             {{ exceptions.raise_compiler_error('joinery_upsert: partition column `' ~ column
                 ~ '` is NULL for some rows; partition columns of a joinery_upsert model must not be NULL') }}
         {% endfor %}
-        {% do partitions.append(values) %}
     {% endfor %}
     {{ return(partitions) }}
+{% endmacro %}
+
+
+{% macro upsert_partition_values(sql, partition_columns, allow_null=false) %}
+    {#- The distinct partitions of the rows of `sql`, each a list of values read as strings, sorted. -#}
+    {% set text = run_query('select ' ~ joinery.upsert_partition_values_sql(sql, partition_columns)).rows[0][0] %}
+    {{ return(joinery.upsert_parse_partition_values(text, partition_columns, allow_null)) }}
 {% endmacro %}
 
 
@@ -126,8 +137,15 @@
 
 {% macro upsert_partition_specs(sql, partition_columns) %}
     {#- The distinct partitions of the rows of `sql`, as partition specs. -#}
+    {{ return(joinery.upsert_specs_of_values(partition_columns, joinery.upsert_partition_values(sql,
+        partition_columns))) }}
+{% endmacro %}
+
+
+{% macro upsert_specs_of_values(partition_columns, partitions) %}
+    {#- Partition specs of value lists, sorted. -#}
     {% set specs = [] %}
-    {% for values in joinery.upsert_partition_values(sql, partition_columns) %}
+    {% for values in partitions %}
         {% do specs.append(joinery.upsert_partition_spec(partition_columns, values)) %}
     {% endfor %}
     {{ return(specs | sort) }}

@@ -69,13 +69,21 @@
 
     {#- Check the written version before committing it: its row count must be what the changes
         imply (a partial or doubled write fails here and the live table is never touched). -#}
+    {#- Specs named as the new version's columns (partition columns last), as the table's are: a
+        model that spells a partition column differently from the table must still match its
+        partitions. -#}
+    {% set stage_partitions = (plan.columns | map(attribute='name') | list)[plan.columns | length
+        - partitions | length:] %}
     {% set produced = {} %}
+    {% set stage_facts = run_query('select count(*), ' ~ (joinery.upsert_partition_values_sql('select * from '
+        ~ stage_sql, stage_partitions) if partitions else 'null') ~ ' from ' ~ stage_sql).rows[0] %}
+    {% set written = stage_facts[0] | int %}
     {% if partitions %}
-        {% for spec in joinery.upsert_partition_specs('select * from ' ~ stage_sql, partitions) %}
+        {% for spec in joinery.upsert_specs_of_values(stage_partitions,
+            joinery.upsert_parse_partition_values(stage_facts[1], stage_partitions)) %}
             {% do produced.update({spec: joinery.upsert_partition_location(stage_sql, spec)}) %}
         {% endfor %}
     {% endif %}
-    {% set written = run_query('select count(*) from ' ~ stage_sql).rows[0][0] | int %}
     {% do run_query('drop table ' ~ stage_sql) %}
     {% if written != plan.expected_rows %}
         {{ exceptions.raise_compiler_error('joinery_upsert ' ~ target ~ ': the new version in ' ~ version_dir
@@ -281,24 +289,28 @@
             {% do partition_columns.append(target_info.columns
                 | selectattr('name', 'equalto', joinery.find_column(target_names, name)) | first) %}
         {% endfor %}
-        {% set touched = joinery.upsert_partition_predicate(partition_columns,
-            joinery.upsert_partition_values('select * from ' ~ changes, partitions)) %}
-        {% set existing_partitions = joinery.upsert_partition_specs(
-            'select * from ' ~ target_sql ~ ' where ' ~ touched, target_info.partition_columns) %}
+        {% set touched = joinery.upsert_partition_predicate(partition_columns, change_info.partition_values) %}
     {% endif %}
     {% set key_list = [] %}
     {% for key in change_info['keys'] %}
         {% do key_list.append('current.' ~ joinery.quote_identifier(joinery.find_column(target_names, key) or key)) %}
     {% endfor %}
+    {#- The table's partitions among the touched ones come with the statistics, in one statement. -#}
     {% set stats = run_query(
         'select (select count(*) from ' ~ target_sql ~ ' where ' ~ touched ~ '),\n'
         ~ '    count_if(current.joinery_present and ' ~ live ~ '),\n'
         ~ '    count_if(current.joinery_present is null and ' ~ live ~ '),\n'
-        ~ '    count_if(current.joinery_present and not (' ~ live ~ '))\n'
+        ~ '    count_if(current.joinery_present and not (' ~ live ~ ')),\n'
+        ~ '    ' ~ (joinery.upsert_partition_values_sql('select * from ' ~ target_sql ~ ' where ' ~ touched,
+            target_info.partition_columns) if partitions else 'null') ~ '\n'
         ~ 'from ' ~ changes ~ ' as changed\n'
         ~ 'left join (select ' ~ key_list | join(', ') ~ ', true as joinery_present from ' ~ target_sql
             ~ ' as current where ' ~ touched ~ ') as current\n'
         ~ '    on ' ~ joinery.upsert_key_match(change_info['keys'], 'changed', 'current')).rows[0] %}
+    {% if partitions %}
+        {% set existing_partitions = joinery.upsert_specs_of_values(target_info.partition_columns,
+            joinery.upsert_parse_partition_values(stats[4], target_info.partition_columns)) %}
+    {% endif %}
     {% set carried = 'select\n        ' ~ joinery.upsert_column_select(columns, target_names, 'current')
         ~ '\n    from ' ~ target_sql ~ ' as current\n    where (' ~ touched
             ~ ')\n        and not exists (select 1 from ' ~ changes ~ ' as changed where '
