@@ -9,6 +9,7 @@ second time (nothing may change, not even the files).
 from __future__ import annotations
 
 import csv
+import json
 import re
 
 import pytest
@@ -238,6 +239,14 @@ def test_new_batches_then_a_repeated_batch(built, dbt, spark):
 
     dbt.invoke("run", "--select", *MODELS, schema=SCHEMA)
     assert_matches_reference(spark, data)
+    # Each commit stores the loaded_at its run read up to, for the next run (a full build, a
+    # rebase and a run that adds a column store none: their next run reads the data instead).
+    for model in MODELS:
+        stored = watermark(spark, model)
+        if model in ("compaction_rebase_incremental", "compaction_new_attribute_default_incremental"):
+            assert stored is None, model
+        else:
+            assert stored == {"column": "loaded_at", "value": LATER}, model
     after = locations(spark, "compaction_partitioned_incremental")
     assert after["year=2024/month=1"] != before["year=2024/month=1"], "the touched partition was not rewritten"
     for untouched in ("year=2023/month=12", "year=2024/month=2"):
@@ -255,6 +264,27 @@ def test_new_batches_then_a_repeated_batch(built, dbt, spark):
         columns, rows = table_rows(spark, model)
         assert sorted_rows(rows, columns) == sorted_rows(contents[model][1], contents[model][0]), model
         assert locations(spark, model) == settled[model], f"{model} was rewritten by a run without new data"
+
+    # The next run reads new rows above the stored watermark, not above the table's newest
+    # loaded_at: with the property moved past a new batch, that batch is not read.
+    table = f"{SCHEMA}.compaction_simple_incremental"
+    spark.execute(
+        f"alter table {table} set tblproperties ('joinery.watermark' = "
+        f'\'{{"column": "loaded_at", "value": "{LATEST}"}}\')'
+    )
+    land("simple_delta", [{"key": "8", "value": "h", "loaded_at": "2024-02-01 12:00:00"}])
+    dbt.invoke("run", "--select", "compaction_simple_incremental", schema=SCHEMA)
+    assert spark.query(f"select count(*) from {table} where key = 8") == [(0,)]
+    dbt.invoke("run", "--full-refresh", "--select", "compaction_simple_incremental", schema=SCHEMA)
+    assert spark.query(f"select count(*) from {table} where key = 8") == [(1,)]
+    assert watermark(spark, "compaction_simple_incremental") is None
+
+
+def watermark(spark, model: str) -> dict | None:
+    """The table property joinery.watermark of a model's table, parsed; None when empty or absent."""
+    properties = dict((row[0], row[1]) for row in spark.query(f"show tblproperties {SCHEMA}.{model}"))
+    text = properties.get("joinery.watermark") or ""
+    return json.loads(text) if text else None
 
 
 def test_irreconcilable_types_name_the_column_and_each_type(dbt, spark):

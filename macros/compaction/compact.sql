@@ -131,7 +131,7 @@
 {% macro compaction_key_match(settings, left, right) %}
     {#- Null-safe, except on the partition columns of an incremental run: a joinery_upsert table
         never holds a NULL partition value, and `=` lets Spark use the key for partition pruning
-        (dynamic pruning, when it can reuse the broadcast; compaction_touched_partitions adds the
+        (dynamic pruning, when it can reuse the broadcast; compaction_new_rows adds the
         literal predicate that prunes in every case). -#}
     {% set equal_columns = settings.get('equal_columns', []) | map('lower') | list %}
     {% set pairs = [] %}
@@ -353,15 +353,21 @@ where not {{ joinery.compaction_deleted_sql(settings) }}
     {% if settings.loaded_at is not none %}
         {% set loaded_entry = joinery.plan_entry(plan, settings.loaded_at) %}
         {% set snapshot_loaded = joinery.find_column(joinery.column_names(snapshot), settings.loaded_at) %}
+        {#- The watermark the table's last commit stored (one metastore call), else the table's newest
+            loaded_at (a scan of every partition). -#}
+        {% set stored = joinery.compaction_stored_watermark(target, settings.loaded_at) %}
         {% set probe_sql %}
             select
-                cast(max({{ joinery.quote_identifier(settings.loaded_at) }}) as string),
+                {% if stored is not none %}
+                {{ joinery.upsert_sql_string(stored) }},
+                {% else %}
+                (select cast(max({{ joinery.quote_identifier(settings.loaded_at) }}) as string) from {{ target }}),
+                {% endif %}
                 {% if snapshot_loaded %}
                 (select cast(max({{ joinery.quote_identifier(snapshot_loaded) }}) as string) from {{ snapshot }})
                 {% else %}
                 cast(null as string)
                 {% endif %}
-            from {{ target }}
         {% endset %}
         {% set probe = run_query(probe_sql).rows[0] %}
         {% set literal = "cast('{}' as " ~ loaded_entry.type ~ ")" %}
@@ -389,13 +395,15 @@ where not {{ joinery.compaction_deleted_sql(settings) }}
     {% endif %}
 
     {% set delta_ctes = joinery.compaction_delta_ctes(deltas, plan, settings, snapshot_newest_sql, watermark_sql) %}
-    {% set touched_sql = joinery.compaction_touched_partitions(delta_ctes, plan, settings, 't') %}
+    {% set new_rows = joinery.compaction_new_rows(delta_ctes, plan, settings, watermark_sql, 't') %}
+    {% set touched_sql = new_rows.touched %}
     {% set names = plan | map(attribute='name') | list %}
     {% set identical = [] %}
     {% for name in names %}
         {% do identical.append('w.' ~ joinery.quote_identifier(name) ~ ' <=> m.' ~ joinery.quote_identifier(name)) %}
     {% endfor %}
     {% set incremental_sql %}
+{{ joinery.compaction_watermark_comment(settings.loaded_at, new_rows.watermark) }}
 with
 
 {{ delta_ctes }},
@@ -437,23 +445,64 @@ where
 {% endmacro %}
 
 
-{% macro compaction_touched_partitions(delta_ctes, plan, settings, alias) %}
-    {#- On an incremental run of a partitioned model: a literal predicate on `alias` that keeps the
-        table's partitions the new delta rows fall in (`false` for none), or none when unpartitioned.
-        Spark prunes a literal predicate before listing files; the run-time (dynamic) pruning that
-        the `=` on partition columns allows is dropped when Spark cannot reuse the broadcast, and
-        the benchmark found it dropped here: every partition of the table was read. -#}
+{% macro compaction_new_rows(delta_ctes, plan, settings, watermark_sql, alias) %}
+    {#- What an incremental run's new delta rows are, in one query over them:
+        - touched: on a partitioned model, a literal predicate on `alias` that keeps the table's
+          partitions the new rows fall in (`false` for none; none when unpartitioned). Spark prunes
+          a literal predicate before listing files; the run-time (dynamic) pruning that the `=` on
+          partition columns allows is dropped when Spark cannot reuse the broadcast, and the
+          benchmark found it dropped here: every partition of the table was read.
+        - watermark: with loaded_at, the greater of the old watermark and the new rows' newest
+          loaded_at, as a string (none when both are NULL): what the commit stores for the next run. -#}
     {% set columns = settings.get('equal_columns', []) %}
-    {% if not columns %}
-        {{ return(none) }}
-    {% endif %}
     {% set partition_columns = [] %}
     {% for column in columns %}
         {% do partition_columns.append(joinery.plan_entry(plan, column)) %}
     {% endfor %}
-    {% set partitions = joinery.upsert_partition_values('with\n' ~ delta_ctes ~ '\nselect * from delta_rows',
-        partition_columns | map(attribute='name') | list, allow_null=true) %}
-    {{ return(joinery.upsert_partition_predicate(partition_columns, partitions, alias)) }}
+    {% set rows_sql = 'with\n' ~ delta_ctes ~ '\nselect * from delta_rows' %}
+    {% if not partition_columns and settings.loaded_at is none %}
+        {{ return({'touched': none, 'watermark': none}) }}
+    {% endif %}
+    {% set partitions_sql = joinery.upsert_partition_values_sql(rows_sql,
+        partition_columns | map(attribute='name') | list) if partition_columns else 'null' %}
+    {% set watermark_select = 'null' %}
+    {% if settings.loaded_at is not none %}
+        {% set watermark_select = 'cast(greatest(' ~ (watermark_sql or 'null') ~ ', (select max('
+            ~ joinery.quote_identifier(settings.loaded_at) ~ ') from (\n' ~ rows_sql ~ '\n))) as string)' %}
+    {% endif %}
+    {% set row = run_query('select ' ~ partitions_sql ~ ',\n    ' ~ watermark_select).rows[0] %}
+    {% set touched = none %}
+    {% if partition_columns %}
+        {% set touched = joinery.upsert_partition_predicate(partition_columns,
+            joinery.upsert_parse_partition_values(row[0], partition_columns | map(attribute='name') | list,
+                allow_null=true), alias) %}
+    {% endif %}
+    {{ return({'touched': touched, 'watermark': row[1]}) }}
+{% endmacro %}
+
+
+{% macro compaction_watermark_comment(column, value) %}
+    {#- `/* joinery.watermark {"column": ..., "value": ...} */`: the watermark this SELECT reads
+        up to, for the joinery_upsert commit to store with the rows (upsert_model_watermark). '' when
+        there is none. -#}
+    {% if column is none or value is none %}
+        {{ return('') }}
+    {% endif %}
+    {{ return('/* joinery.watermark ' ~ (tojson({'column': column | lower, 'value': value}) | replace('*/', '*\\/'))
+        ~ ' */') }}
+{% endmacro %}
+
+
+{% macro compaction_stored_watermark(target, column) %}
+    {#- The watermark the table's last joinery_upsert commit stored for loaded_at `column`, or none
+        (no such property, another column, or an empty one: a full build or a model whose SELECT
+        named no single watermark). -#}
+    {% set text = joinery.upsert_table_properties(target).get('joinery.watermark') or '' %}
+    {% if text == '' %}
+        {{ return(none) }}
+    {% endif %}
+    {% set stored = fromjson(text) %}
+    {{ return(stored['value'] if stored['column'] == column | lower else none) }}
 {% endmacro %}
 
 

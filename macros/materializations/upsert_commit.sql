@@ -5,7 +5,8 @@
       {"run": id, "state": "committing", "location": new table location or none,
        "add_columns": [[name, type]], "set": [[spec, location]], "add": [[spec, location]],
        "drop": [spec], "delete": [directories to delete now], "keep": [superseded directories kept
-       as the previous version, deleted by the next commit]}
+       as the previous version, deleted by the next commit], "watermark": the model's watermark
+       annotation, stored as `joinery.watermark` with the commit ('' for none)}
     A journal in state "writing" ({"state": "writing", "dir": ...}) marks a version directory being
     written; a run killed then leaves a directory that the next run deletes. -#}
 
@@ -57,6 +58,8 @@
     {% do run_query('alter table ' ~ relation_sql ~ ' set tblproperties ('
         ~ joinery.upsert_chunked_property('joinery.pending', '') ~ ', '
         ~ joinery.upsert_chunked_property('joinery.garbage', tojson(journal['keep'])) ~ ', '
+        ~ joinery.upsert_sql_string('joinery.watermark') ~ ' = ' ~ joinery.upsert_sql_string(journal.get('watermark', ''))
+            ~ ', '
         ~ joinery.upsert_sql_string('joinery.version') ~ ' = ' ~ joinery.upsert_sql_string(journal['run']) ~ ')') %}
     {#- Cached file listings of this session would still name the old files. -#}
     {% do run_query('refresh table ' ~ relation_sql) %}

@@ -80,6 +80,16 @@
 {% endmacro %}
 
 
+{% macro upsert_model_watermark(sql) %}
+    {#- The watermark a macro in the model's SELECT annotated (`/* joinery.watermark {...} */`, e.g.
+        compact's loaded_at): the commit stores it as table property `joinery.watermark`, so the next
+        run reads it with one metastore call instead of scanning the table. '' when there is none
+        or the annotations disagree (the next run then reads the watermark from the data). -#}
+    {% set found = modules.re.findall('/\\* joinery\\.watermark (\\{.*?\\}) \\*/', sql) | unique | list %}
+    {{ return(found[0] if found | length == 1 else '') }}
+{% endmacro %}
+
+
 {% macro upsert_schema_location(schema) %}
     {% for row in run_query('describe schema extended ' ~ joinery.quote_identifier(schema)).rows
         if row[0] | trim == 'Location' %}

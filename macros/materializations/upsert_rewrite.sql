@@ -93,6 +93,7 @@
 
     {#- Commit. -#}
     {% set journal = {'run': run_id, 'state': 'committing', 'location': none, 'add_columns': plan.add_columns,
+        'watermark': joinery.upsert_model_watermark(sql),
         'set': [], 'add': [], 'drop': [], 'keep': [],
         'delete': fromjson(joinery.upsert_read_chunked_property(properties, 'joinery.garbage') or '[]')
             if managed else []} %}
@@ -141,6 +142,8 @@
                 ~ joinery.upsert_sql_string(root) ~ ', '
             ~ joinery.upsert_chunked_property('joinery.pending', tojson(pending) if pending else '') ~ ', '
             ~ joinery.upsert_chunked_property('joinery.garbage', tojson(journal['keep'] + journal['delete'])) ~ ', '
+            ~ joinery.upsert_sql_string('joinery.watermark') ~ ' = ' ~ joinery.upsert_sql_string(journal['watermark'])
+                ~ ', '
             ~ joinery.upsert_sql_string('joinery.version') ~ ' = ' ~ joinery.upsert_sql_string(run_id) ~ ')') %}
         {% if partitions %}
             {% do journal.update({'location': none, 'add_columns': [],
