@@ -126,11 +126,8 @@
     {% for key in keys %}
         {% do key_struct.append(joinery.upsert_sql_string(key) ~ ', ' ~ joinery.quote_identifier(key)) %}
     {% endfor %}
-    {#- The partitions the changes fall in come with the statistics, in the same statement. -#}
     {% set stats = run_query(
-        'select count(*), coalesce(sum(n), 0), coalesce(sum(live), 0), coalesce(max(n), 0), max_by(key_json, n),\n'
-        ~ '    ' ~ (joinery.upsert_partition_values_sql('select * from ' ~ changes, partitions)
-            if partitions else 'null') ~ '\n'
+        'select count(*), coalesce(sum(n), 0), coalesce(sum(live), 0), coalesce(max(n), 0), max_by(key_json, n)\n'
         ~ 'from (select count(*) as n, count_if(' ~ live ~ ') as live, to_json(named_struct('
             ~ key_struct | join(', ') ~ ')) as key_json\n'
         ~ '      from ' ~ changes ~ ' group by ' ~ key_list ~ ')').rows[0] %}
@@ -142,6 +139,5 @@
                 ~ ' (e.g. joinery.dedup_latest)') }}
     {% endif %}
     {{ return({'columns': data_columns + partition_columns, 'keys': keys, 'partition_by': partitions,
-        'deleted': deleted, 'live': live, 'rows': stats[1] | int, 'live_rows': stats[2] | int,
-        'partition_values': joinery.upsert_parse_partition_values(stats[5], partitions)}) }}
+        'deleted': deleted, 'live': live, 'rows': stats[1] | int, 'live_rows': stats[2] | int}) }}
 {% endmacro %}

@@ -292,7 +292,11 @@
             {% do partition_columns.append(target_info.columns
                 | selectattr('name', 'equalto', joinery.find_column(target_names, name)) | first) %}
         {% endfor %}
-        {% set touched = joinery.upsert_partition_predicate(partition_columns, change_info.partition_values) %}
+        {#- A statement of its own: Spark does not reuse the cached changes when one statement names
+            them twice and their query has a CTE used twice (compact's, fk_join's): it computes
+            them again (measured: the statistics and this in one statement took 0.8 s, apart 0.5 s). -#}
+        {% set touched = joinery.upsert_partition_predicate(partition_columns,
+            joinery.upsert_partition_values('select * from ' ~ changes, partitions)) %}
     {% endif %}
     {% set key_list = [] %}
     {% for key in change_info['keys'] %}
