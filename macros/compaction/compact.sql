@@ -501,8 +501,12 @@ where
     {% if text == '' %}
         {{ return(none) }}
     {% endif %}
+    {#- A value that is not what upsert_model_watermark stores (edited by hand) counts as none. -#}
     {% set stored = fromjson(text) %}
-    {{ return(stored['value'] if stored['column'] == column | lower else none) }}
+    {% if stored is not mapping or stored.get('column') != column | lower or stored.get('value') is not string %}
+        {{ return(none) }}
+    {% endif %}
+    {{ return(stored['value']) }}
 {% endmacro %}
 
 

@@ -102,7 +102,8 @@
 {% macro upsert_partition_values_sql(sql, partition_columns) %}
     {#- A scalar subquery: the distinct partitions of the rows of `sql` as a JSON array of value
         lists (values as strings, NULL as null), sorted. A scalar, so a statement that needs other
-        figures too gets them in the same call (Spark runs its subqueries concurrently). -#}
+        figures too gets them in the same round trip. Not for a statement that also reads the cached
+        changes: naming them twice in one statement makes Spark compute them again. -#}
     {% set casts = [] %}
     {% for column in partition_columns %}
         {% do casts.append('cast(' ~ joinery.quote_identifier(column) ~ ' as string)') %}
