@@ -369,7 +369,9 @@ where not {{ joinery.compaction_deleted_sql(settings) }}
                 cast(null as string)
                 {% endif %}
         {% endset %}
-        {% set probe = run_query(probe_sql).rows[0] %}
+        {#- A stored watermark and no snapshot loaded_at leave nothing for Spark to compute. -#}
+        {% set probe = [stored, none] if stored is not none and not snapshot_loaded
+            else run_query(probe_sql).rows[0] %}
         {% set literal = "cast('{}' as " ~ loaded_entry.type ~ ")" %}
         {% if probe[0] is not none %}
             {% set watermark_sql = literal.replace('{}', probe[0] | replace("'", "\\'")) %}
@@ -446,7 +448,7 @@ where
 
 
 {% macro compaction_new_rows(delta_ctes, plan, settings, watermark_sql, alias) %}
-    {#- What an incremental run's new delta rows are, in one query over them:
+    {#- What an incremental run's new delta rows are, from one pass over them:
         - touched: on a partitioned model, a literal predicate on `alias` that keeps the table's
           partitions the new rows fall in (`false` for none; none when unpartitioned). Spark prunes
           a literal predicate before listing files; the run-time (dynamic) pruning that the `=` on
@@ -463,14 +465,25 @@ where
     {% if not partition_columns and settings.loaded_at is none %}
         {{ return({'touched': none, 'watermark': none}) }}
     {% endif %}
-    {% set partitions_sql = joinery.upsert_partition_values_sql(rows_sql,
-        partition_columns | map(attribute='name') | list) if partition_columns else 'null' %}
-    {% set watermark_select = 'null' %}
-    {% if settings.loaded_at is not none %}
-        {% set watermark_select = 'cast(greatest(' ~ (watermark_sql or 'null') ~ ', (select max('
-            ~ joinery.quote_identifier(settings.loaded_at) ~ ') from (\n' ~ rows_sql ~ '\n))) as string)' %}
-    {% endif %}
-    {% set row = run_query('select ' ~ partitions_sql ~ ',\n    ' ~ watermark_select).rows[0] %}
+    {#- One pass over the new rows: per partition (or in all, unpartitioned) their newest loaded_at. -#}
+    {% set casts = joinery.upsert_partition_casts(partition_columns | map(attribute='name') | list) %}
+    {% set grouped = [] %}
+    {% for cast_sql in casts %}
+        {% do grouped.append(cast_sql ~ ' as joinery_partition_' ~ loop.index) %}
+    {% endfor %}
+    {% do grouped.append(('max(' ~ joinery.quote_identifier(settings.loaded_at) ~ ')'
+        if settings.loaded_at is not none else 'null') ~ ' as joinery_newest') %}
+    {% set values = [] %}
+    {% for cast_sql in casts %}
+        {% do values.append('joinery_partition_' ~ loop.index) %}
+    {% endfor %}
+    {% set facts_sql = 'select\n    '
+        ~ ('to_json(array_sort(collect_list(array(' ~ values | join(', ') ~ '))))' if casts else 'null') ~ ',\n    '
+        ~ ('cast(greatest(' ~ (watermark_sql or 'null') ~ ', max(joinery_newest)) as string)'
+            if settings.loaded_at is not none else 'null')
+        ~ '\nfrom (\n    select ' ~ grouped | join(', ') ~ '\n    from (\n' ~ rows_sql ~ '\n    )'
+        ~ (('\n    group by ' ~ casts | join(', ')) if casts else '') ~ '\n)' %}
+    {% set row = run_query(facts_sql).rows[0] %}
     {% set touched = none %}
     {% if partition_columns %}
         {% set touched = joinery.upsert_partition_predicate(partition_columns,

@@ -104,12 +104,19 @@
         lists (values as strings, NULL as null), sorted. A scalar, so a statement that needs other
         figures too gets them in the same round trip. Not for a statement that also reads the cached
         changes: naming them twice in one statement makes Spark compute them again. -#}
+    {% set casts = joinery.upsert_partition_casts(partition_columns) %}
+    {{ return('(select to_json(array_sort(collect_list(array(' ~ casts | join(', ') ~ '))))\n'
+        ~ ' from (select distinct ' ~ casts | join(', ') ~ ' from (\n' ~ sql ~ '\n)))') }}
+{% endmacro %}
+
+
+{% macro upsert_partition_casts(partition_columns) %}
+    {#- The partition columns read as strings, the form every partition value list holds. -#}
     {% set casts = [] %}
     {% for column in partition_columns %}
         {% do casts.append('cast(' ~ joinery.quote_identifier(column) ~ ' as string)') %}
     {% endfor %}
-    {{ return('(select to_json(array_sort(collect_list(array(' ~ casts | join(', ') ~ '))))\n'
-        ~ ' from (select distinct ' ~ casts | join(', ') ~ ' from (\n' ~ sql ~ '\n)))') }}
+    {{ return(casts) }}
 {% endmacro %}
 
 
