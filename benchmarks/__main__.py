@@ -32,7 +32,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="rows of each case's main input (see --list), or `tiny` for the smoke-test sizes",
     )
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every case's default size")
-    parser.add_argument("--repeats", type=int, default=3, help="alternating repetitions per variant (median)")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=None,
+        help="alternating repetitions per variant (median); default: the case's own, 5 for the cases of a few"
+        " seconds a repetition, 3 for the dbt-run cases (see --list)",
+    )
     parser.add_argument("--no-write", action="store_true", help="with --all: do not write RESULTS.md")
     parser.add_argument("--note", action="append", default=[], help="a line for RESULTS.md's notes")
     parser.add_argument(
@@ -71,11 +77,17 @@ def case_rows(case, args: argparse.Namespace) -> tuple[int, bool]:
     return int(case.DEFAULT_ROWS * args.scale), False
 
 
+def case_repeats(case) -> int:
+    """A case's default repetitions: more for the short cases, whose medians the noise of a loaded
+    2-core machine moves by 10% at 3 repetitions; 3 where one repetition is several dbt runs."""
+    return getattr(case, "DEFAULT_REPEATS", 3)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.list:
         for name, case in CASES.items():
-            print(f"{name:24} default --rows {case.DEFAULT_ROWS:>9,}  {case.TITLE}")
+            print(f"{name:24} default --rows {case.DEFAULT_ROWS:>9,} --repeats {case_repeats(case)}  {case.TITLE}")
         return 0
 
     if args.report:
@@ -89,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         saved = [record["machine"] for record in records if "machine" in record]
         machine = saved[-1] if saved else machine_facts(None, args.driver_memory or "3g")
         if saved and "repetitions" in machine:
-            args.repeats = int(machine.pop("repetitions"))
+            args.repeats = machine.pop("repetitions")
         write_results(RESULTS_PATH, results, machine, args)
         print(f"wrote {RESULTS_PATH}", file=sys.stderr)
         return 0
@@ -117,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         case = CASES[name]
         rows, case_tiny = case_rows(case, args)
-        repeats = args.repeats
+        repeats = args.repeats or case_repeats(case)
         ctx = Context(spark, dbt, rows=rows, tiny=case_tiny, repeats=repeats, work_dir=work_dir)
         started = time.perf_counter()
         log(f"{name}: rows={rows:,} repeats={repeats}")
@@ -136,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
 
         machine = machine_facts(spark, memory)
         # Saved with the results, so `--report` can rebuild RESULTS.md from stdout alone.
-        print(json.dumps({"machine": {**machine, "repetitions": args.repeats}}), flush=True)
+        print(json.dumps({"machine": {**machine, "repetitions": args.repeats or "per case"}}), flush=True)
         write_results(RESULTS_PATH, results, machine, args)
         log(f"wrote {RESULTS_PATH}")
     log("stopping Spark")

@@ -9,6 +9,7 @@ from typing import Any
 
 # Hand-written (with the numbers of the runs before and after each change), copied into RESULTS.md.
 OPTIMIZATIONS = Path(__file__).resolve().parent / "optimizations.md"
+PER_CASE = "each case's default (`--list`), under its medians"
 
 
 def _sizes(sizes: dict[str, Any]) -> str:
@@ -32,7 +33,8 @@ def _bars(result: dict[str, Any]) -> str:
 
 
 def _medians(result: dict[str, Any]) -> str:
-    return "<br>".join(f"{name} {seconds:.2f}s" for name, seconds in result.get("median_seconds", {}).items())
+    medians = [f"{name} {seconds:.2f}s" for name, seconds in result.get("median_seconds", {}).items()]
+    return "<br>".join([*medians, f"({result['repeats']} repetitions)"] if result.get("repeats") else medians)
 
 
 def _exchanges(result: dict[str, Any]) -> str:
@@ -56,7 +58,7 @@ def render(results: list[dict[str, Any]], machine: dict[str, str], args: argpars
         "| | |",
         "|---|---|",
         *[f"| {key} | {value} |" for key, value in machine.items()],
-        f"| repetitions | {args.repeats} |",
+        f"| repetitions | {args.repeats if isinstance(args.repeats, int) else PER_CASE} |",
         "",
     ]
     if args.note:

@@ -12,6 +12,7 @@ from benchmarks.core import SCHEMA, Bar, Context, Variant
 NAME = "collect_join"
 TITLE = "collect join: probe 100x build, 1% overlap, vs join-then-group and vs one probe scan"
 DEFAULT_ROWS = 5_000_000
+DEFAULT_REPEATS = 5
 TINY_ROWS = 20_000
 
 

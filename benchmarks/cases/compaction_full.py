@@ -18,6 +18,7 @@ from benchmarks.core import SCHEMA, Bar, Context, Variant
 NAME = "compaction_full"
 TITLE = "full compaction: snapshot + 3 deltas vs Gobblin's Hive recipe and vs a plain copy"
 DEFAULT_ROWS = 2_000_000
+DEFAULT_REPEATS = 5
 TINY_ROWS = 20_000
 DELTAS = 3
 COLUMNS = ["id", "name", "amount", "ts"]

@@ -19,6 +19,7 @@ from benchmarks.core import Context
 NAME = "demo"
 TITLE = "`make demo` end to end (python -m harness.demo), wall time, no bar"
 DEFAULT_ROWS = 0
+DEFAULT_REPEATS = 1  # one end-to-end run; not repeated
 TINY_ROWS = 0
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 

@@ -85,18 +85,25 @@
     {% set incremental = loaded_at_column is not none and joinery.fk_join_incremental_run() %}
     {% set incremental_without_watermark = loaded_at_column is none and joinery.fk_join_incremental_run() %}
 
+    {#- The state's watermark, read before the run and written into the query as a literal: a
+        filter on a literal reaches the changelog's parquet scan, which then skips the row groups of
+        batches already consumed (a watermark joined in from a subquery filtered every row of the
+        whole history after reading it: 1.6 s against 0.9 s for the benchmark's 1.1M-event log). -#}
+    {% set watermark_sql = none %}
+    {% if incremental %}
+        {% set newest = run_query('select cast(max(_joinery_changed_at) as string) from ' ~ this).rows[0][0] %}
+        {% if newest is not none %}
+            {% set loaded_type = (columns | selectattr('name', 'equalto', loaded_at_column) | first).dtype %}
+            {% set watermark_sql = 'cast(' ~ joinery.fk_join_sql_string(newest) ~ ' as ' ~ loaded_type ~ ')' %}
+        {% endif %}
+    {% endif %}
+
     {% set state_sql %}
     with
 
     {% if incremental or incremental_without_watermark %}
     previous_state as (
         select * from {{ this }}
-    ),
-
-    {% endif %}
-    {% if incremental %}
-    watermark as (
-        select max(_joinery_changed_at) as loaded_watermark from previous_state
     ),
 
     {% endif %}
@@ -111,15 +118,9 @@
             {%- endif %}
             1 as _joinery_source_rank
         from {{ changelog }} as changelog
-        {% if incremental %}
-        cross join watermark
-        {% endif %}
         where
-            {% if incremental -%}
-            (
-                watermark.loaded_watermark is null
-                or changelog.{{ joinery.quote_identifier(loaded_at_column) }} > watermark.loaded_watermark
-            )
+            {% if watermark_sql is not none -%}
+            changelog.{{ joinery.quote_identifier(loaded_at_column) }} > {{ watermark_sql }}
             and
             {% endif -%}
             {{ checks | join('\n            and ') }}

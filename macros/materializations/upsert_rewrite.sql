@@ -299,28 +299,34 @@
     {% for key in change_info['keys'] %}
         {% do key_list.append('current.' ~ joinery.quote_identifier(joinery.find_column(target_names, key) or key)) %}
     {% endfor %}
-    {#- The table's partitions among the touched ones come with the statistics, in one statement. -#}
+    {#- The table's partitions among the touched ones come with the statistics, in one statement.
+        The changes are joined as the build side (they are cached, so Spark knows their size): a
+        left join from the changes had to build the table's keys instead, 1M of them for the
+        benchmark's fk_join result (1.0 s against 0.2 s for the inner join). Keys are unique in the
+        table, so each matched change is one row of the join. -#}
     {% set stats = run_query(
         'select (select count(*) from ' ~ target_sql ~ ' where ' ~ touched ~ '),\n'
-        ~ '    count_if(current.joinery_present and ' ~ live ~ '),\n'
-        ~ '    count_if(current.joinery_present is null and ' ~ live ~ '),\n'
-        ~ '    count_if(current.joinery_present and not (' ~ live ~ ')),\n'
+        ~ '    count_if(' ~ live ~ '),\n'
+        ~ '    count_if(not (' ~ live ~ ')),\n'
         ~ '    ' ~ (joinery.upsert_partition_values_sql('select * from ' ~ target_sql ~ ' where ' ~ touched,
             target_info.partition_columns) if partitions else 'null') ~ '\n'
-        ~ 'from ' ~ changes ~ ' as changed\n'
-        ~ 'left join (select ' ~ key_list | join(', ') ~ ', true as joinery_present from ' ~ target_sql
-            ~ ' as current where ' ~ touched ~ ') as current\n'
+        ~ 'from (select ' ~ key_list | join(', ') ~ ' from ' ~ target_sql ~ ' as current where ' ~ touched
+            ~ ') as current\n'
+        ~ 'join ' ~ changes ~ ' as changed\n'
         ~ '    on ' ~ joinery.upsert_key_match(change_info['keys'], 'changed', 'current')).rows[0] %}
+    {% set updated = stats[1] | int %}
+    {% set deleted = stats[2] | int %}
+    {% set inserted = change_info.live_rows - updated %}
     {% if partitions %}
         {% set existing_partitions = joinery.upsert_specs_of_values(target_info.partition_columns,
-            joinery.upsert_parse_partition_values(stats[4], target_info.partition_columns)) %}
+            joinery.upsert_parse_partition_values(stats[3], target_info.partition_columns)) %}
     {% endif %}
     {% set carried = 'select\n        ' ~ joinery.upsert_column_select(columns, target_names, 'current')
         ~ '\n    from ' ~ target_sql ~ ' as current\n    where (' ~ touched
             ~ ')\n        and not exists (select 1 from ' ~ changes ~ ' as changed where '
         ~ joinery.upsert_key_match(change_info['keys'], 'changed', 'current') ~ ')' %}
     {{ return({'columns': columns, 'partition_columns': partition_columns, 'selects': [carried, new_rows],
-        'expected_rows': (stats[0] + stats[2] - stats[3]) | int,
+        'expected_rows': (stats[0] | int) + inserted - deleted,
         'existing_partitions': existing_partitions, 'add_columns': add_columns, 'recreate': false,
-        'summary': stats[2] ~ ' inserted, ' ~ stats[1] ~ ' updated, ' ~ stats[3] ~ ' deleted'}) }}
+        'summary': inserted ~ ' inserted, ' ~ updated ~ ' updated, ' ~ deleted ~ ' deleted'}) }}
 {% endmacro %}
