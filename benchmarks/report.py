@@ -34,7 +34,10 @@ def _bars(result: dict[str, Any]) -> str:
 
 def _medians(result: dict[str, Any]) -> str:
     medians = [f"{name} {seconds:.2f}s" for name, seconds in result.get("median_seconds", {}).items()]
-    return "<br>".join([*medians, f"({result['repeats']} repetitions)"] if result.get("repeats") else medians)
+    repeats = result.get("repeats")
+    if not repeats:
+        return "<br>".join(medians)
+    return "<br>".join([*medians, f"({repeats} repetition{'' if repeats == 1 else 's'})"])
 
 
 def _exchanges(result: dict[str, Any]) -> str:
