@@ -350,3 +350,39 @@ def test_non_boolean_deleted_expression_is_a_compile_error(scenario, dbt):
     )
     assert 'argument `deleted` got "op"' in result.messages
     assert "it has type string" in result.messages
+
+
+# A timestamp loaded_at: changelog_state writes the state's watermark into its query as a typed
+# literal (cast(max(_joinery_changed_at) as string), cast back), so the round trip must keep
+# microseconds and never move the watermark past a batch.
+
+TS_SCHEMA = "test_fk_join_ts"
+TS_MODELS = ["fk_orders_state", "fk_customers_state", "fk_orders_customers"]
+
+
+def test_timestamp_loaded_at_one_microsecond_apart_is_read(dbt, spark):
+    orders, customers = f"{TS_SCHEMA}.{ORDERS_SOURCE}", f"{TS_SCHEMA}.{CUSTOMERS_SOURCE}"
+    spark.execute(f"create schema if not exists {TS_SCHEMA}")
+    for model in TS_MODELS:
+        spark.execute(f"drop table if exists {TS_SCHEMA}.{model}")
+    create_source(spark, orders, {**ORDER_COLUMNS, "batch_id": "timestamp"})
+    create_source(spark, customers, {**CUSTOMER_COLUMNS, "batch_id": "timestamp"})
+    ts_vars = {**SOURCE_VARS, "fk_join_source_schema": TS_SCHEMA}
+
+    def run_and_read() -> tuple[set[tuple], list[tuple]]:
+        dbt.invoke("run", "--select", *TS_MODELS, schema=TS_SCHEMA, vars=ts_vars)
+        joined = read_rows(spark, f"{TS_SCHEMA}.fk_orders_customers", RESULT_COLUMNS)
+        state_columns = ["order_id", "amount", "cast(_joinery_changed_at as string)"]
+        state = spark.rows(f"{TS_SCHEMA}.fk_orders_state", state_columns)
+        return joined, state
+
+    first, second = "timestamp'2026-01-01 00:00:00.000001'", "timestamp'2026-01-01 00:00:00.000002'"
+    spark.execute(f"insert into {orders} select 1, 10, 100, 'c', 1, {first}")
+    spark.execute(f"insert into {customers} select 10, 'acme', 'c', 1, {first}")
+    assert run_and_read() == ({(1, 10, 100, "acme")}, [(1, 100, "2026-01-01 00:00:00.000001")])
+
+    spark.execute(f"insert into {orders} select 1, 10, 200, 'u', 2, {second}")
+    spark.execute(f"insert into {customers} select 10, 'acme 2', 'u', 2, {second}")
+    after_second = ({(1, 10, 200, "acme 2")}, [(1, 200, "2026-01-01 00:00:00.000002")])
+    assert run_and_read() == after_second
+    assert run_and_read() == after_second  # nothing new: nothing changes
