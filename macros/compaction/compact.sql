@@ -359,7 +359,7 @@ where not {{ joinery.compaction_deleted_sql(settings) }}
         {% set probe_sql %}
             select
                 {% if stored is not none %}
-                {{ joinery.upsert_sql_string(stored) }},
+                {{ joinery.sql_string(stored) }},
                 {% else %}
                 (select cast(max({{ joinery.quote_identifier(settings.loaded_at) }}) as string) from {{ target }}),
                 {% endif %}
@@ -372,12 +372,11 @@ where not {{ joinery.compaction_deleted_sql(settings) }}
         {#- A stored watermark and no snapshot loaded_at leave nothing for Spark to compute. -#}
         {% set probe = [stored, none] if stored is not none and not snapshot_loaded
             else run_query(probe_sql).rows[0] %}
-        {% set literal = "cast('{}' as " ~ loaded_entry.type ~ ")" %}
         {% if probe[0] is not none %}
-            {% set watermark_sql = literal.replace('{}', probe[0] | replace("'", "\\'")) %}
+            {% set watermark_sql = joinery.typed_literal(probe[0], loaded_entry.type) %}
         {% endif %}
         {% if probe[1] is not none %}
-            {% set snapshot_newest_sql = literal.replace('{}', probe[1] | replace("'", "\\'")) %}
+            {% set snapshot_newest_sql = joinery.typed_literal(probe[1], loaded_entry.type) %}
             {#- Compared in SQL types by the probe's string forms only when both exist. -#}
             {% set rebase = probe[0] is none
                 or run_query('select ' ~ snapshot_newest_sql ~ ' > ' ~ watermark_sql).rows[0][0] %}

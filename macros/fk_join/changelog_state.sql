@@ -68,14 +68,14 @@
     {% for column in key_columns %}
         {% do checks.append(joinery.changelog_state_fail_when(
             joinery.quote_identifier(column) ~ ' is null',
-            joinery.fk_join_sql_string('joinery.changelog_state: a changelog row of ' ~ changelog
+            joinery.sql_string('joinery.changelog_state: a changelog row of ' ~ changelog
             ~ ' has a NULL key column ' ~ column
             ~ '; fix the row or filter it out before the changelog reaches changelog_state'))) %}
     {% endfor %}
     {% if loaded_at_column %}
         {% do checks.append(joinery.changelog_state_fail_when(
             joinery.quote_identifier(loaded_at_column) ~ ' is null',
-            joinery.fk_join_sql_string('joinery.changelog_state: a changelog row of ' ~ changelog
+            joinery.sql_string('joinery.changelog_state: a changelog row of ' ~ changelog
             ~ ' has a NULL loaded_at (' ~ loaded_at_column ~ '); incremental runs could never read it'))) %}
     {% endif %}
     {% if operation_check %}
@@ -94,7 +94,7 @@
         {% set newest = run_query('select cast(max(_joinery_changed_at) as string) from ' ~ this).rows[0][0] %}
         {% if newest is not none %}
             {% set loaded_type = (columns | selectattr('name', 'equalto', loaded_at_column) | first).dtype %}
-            {% set watermark_sql = 'cast(' ~ joinery.fk_join_sql_string(newest) ~ ' as ' ~ loaded_type ~ ')' %}
+            {% set watermark_sql = joinery.typed_literal(newest, loaded_type) %}
         {% endif %}
     {% endif %}
 
@@ -222,7 +222,7 @@
     {% set literals = [] %}
     {% for value in values %}
         {% if value is string %}
-            {% do literals.append(joinery.fk_join_sql_string(value)) %}
+            {% do literals.append(joinery.sql_string(value)) %}
         {% elif value is number and value is not boolean %}
             {% do literals.append(value | string) %}
         {% else %}
@@ -234,6 +234,6 @@
     {{ return(joinery.changelog_state_fail_when(
         quoted ~ ' is null or ' ~ quoted ~ ' not in (' ~ literals | join(', ') ~ ')',
         "concat('joinery.changelog_state: unknown operation value ', coalesce(cast(" ~ quoted
-        ~ " as string), 'NULL'), " ~ joinery.fk_join_sql_string(' in column ' ~ column[0] ~ ' of ' ~ changelog
+        ~ " as string), 'NULL'), " ~ joinery.sql_string(' in column ' ~ column[0] ~ ' of ' ~ changelog
         ~ '; allowed: ' ~ values | join(', ') ~ ' (argument operation_values)') ~ ")")) }}
 {% endmacro %}

@@ -328,12 +328,6 @@
 {% endmacro %}
 
 
-{% macro fk_join_sql_string(text) %}
-    {#- `text` as a Spark SQL string literal. -#}
-    {{ return("'" ~ (text | string | replace('\\', '\\\\') | replace("'", "\\'")) ~ "'") }}
-{% endmacro %}
-
-
 {% macro fk_join_incremental_run() %}
     {#- True when the calling model applies changes to an existing table: a joinery_upsert model
         (joinery.is_incremental()) or a dbt incremental model (is_incremental()). -#}

@@ -124,7 +124,7 @@
     {% set key_list = joinery.quoted_column_list(keys) %}
     {% set key_struct = [] %}
     {% for key in keys %}
-        {% do key_struct.append(joinery.upsert_sql_string(key) ~ ', ' ~ joinery.quote_identifier(key)) %}
+        {% do key_struct.append(joinery.sql_string(key) ~ ', ' ~ joinery.quote_identifier(key)) %}
     {% endfor %}
     {% set stats = run_query(
         'select count(*), coalesce(sum(n), 0), coalesce(sum(live), 0), coalesce(max(n), 0), max_by(key_json, n)\n'

@@ -34,16 +34,16 @@
     {% if journal['location'] %}
         {#- The commit of a non-partitioned table: one metastore call. -#}
         {% do run_query('alter table ' ~ relation_sql ~ ' set location '
-            ~ joinery.upsert_sql_string(journal['location'])) %}
+            ~ joinery.sql_string(journal['location'])) %}
     {% endif %}
     {% for spec, location in journal['set'] %}
         {% do run_query('alter table ' ~ relation_sql ~ ' partition (' ~ spec ~ ') set location '
-            ~ joinery.upsert_sql_string(location)) %}
+            ~ joinery.sql_string(location)) %}
     {% endfor %}
     {% if journal['add'] %}
         {% set added = [] %}
         {% for spec, location in journal['add'] %}
-            {% do added.append('partition (' ~ spec ~ ') location ' ~ joinery.upsert_sql_string(location)) %}
+            {% do added.append('partition (' ~ spec ~ ') location ' ~ joinery.sql_string(location)) %}
         {% endfor %}
         {% do run_query('alter table ' ~ relation_sql ~ ' add if not exists ' ~ added | join(' ')) %}
     {% endif %}
@@ -58,9 +58,9 @@
     {% do run_query('alter table ' ~ relation_sql ~ ' set tblproperties ('
         ~ joinery.upsert_chunked_property('joinery.pending', '') ~ ', '
         ~ joinery.upsert_chunked_property('joinery.garbage', tojson(journal['keep'])) ~ ', '
-        ~ joinery.upsert_sql_string('joinery.watermark') ~ ' = ' ~ joinery.upsert_sql_string(journal.get('watermark', ''))
+        ~ joinery.sql_string('joinery.watermark') ~ ' = ' ~ joinery.sql_string(journal.get('watermark', ''))
             ~ ', '
-        ~ joinery.upsert_sql_string('joinery.version') ~ ' = ' ~ joinery.upsert_sql_string(journal['run']) ~ ')') %}
+        ~ joinery.sql_string('joinery.version') ~ ' = ' ~ joinery.sql_string(journal['run']) ~ ')') %}
     {#- Cached file listings of this session would still name the old files. -#}
     {% do run_query('refresh table ' ~ relation_sql) %}
 {% endmacro %}

@@ -1,12 +1,6 @@
 {#- Private helpers of the joinery_upsert materialization: reading table metadata from Spark, and
     rendering the SQL literals, partition specs and DDL the commit protocol needs. -#}
 
-{% macro upsert_sql_string(value) %}
-    {#- A Spark SQL string literal; backslashes and quotes escaped so any path or JSON fits. -#}
-    {{ return("'" ~ (value | string | replace('\\', '\\\\') | replace("'", "\\'")) ~ "'") }}
-{% endmacro %}
-
-
 {% macro upsert_describe(relation_sql) %}
     {#- Columns, partition columns, location and type of a table (or the columns of a view), from
         one `describe table extended`. -#}
@@ -55,13 +49,13 @@
         call, so they change together. -#}
     {% set size = 4000 %}
     {% set text = value | string %}
-    {% set parts = [joinery.upsert_sql_string(name) ~ ' = ' ~ joinery.upsert_sql_string(text[:size])] %}
+    {% set parts = [joinery.sql_string(name) ~ ' = ' ~ joinery.sql_string(text[:size])] %}
     {% for start in range(size, text | length, size) %}
-        {% do parts.append(joinery.upsert_sql_string(name ~ '.' ~ loop.index) ~ ' = '
-            ~ joinery.upsert_sql_string(text[start:start + size])) %}
+        {% do parts.append(joinery.sql_string(name ~ '.' ~ loop.index) ~ ' = '
+            ~ joinery.sql_string(text[start:start + size])) %}
     {% endfor %}
     {% if text != '' %}
-        {% do parts.append(joinery.upsert_sql_string(name ~ '.' ~ parts | length) ~ " = ''") %}
+        {% do parts.append(joinery.sql_string(name ~ '.' ~ parts | length) ~ " = ''") %}
     {% endif %}
     {{ return(parts | join(', ')) }}
 {% endmacro %}
@@ -147,7 +141,7 @@
     {% set parts = [] %}
     {% for column in partition_columns %}
         {% do parts.append(joinery.quote_identifier(column) ~ ' = '
-            ~ joinery.upsert_sql_string(values[loop.index0])) %}
+            ~ joinery.sql_string(values[loop.index0])) %}
     {% endfor %}
     {{ return(parts | join(', ')) }}
 {% endmacro %}
@@ -180,7 +174,7 @@
         {% set parts = [] %}
         {% for column in columns %}
             {% do parts.append((alias ~ '.' if alias else '') ~ joinery.quote_identifier(column.name)
-                ~ ' = cast(' ~ joinery.upsert_sql_string(values[loop.index0]) ~ ' as ' ~ column.type ~ ')') %}
+                ~ ' = cast(' ~ joinery.sql_string(values[loop.index0]) ~ ' as ' ~ column.type ~ ')') %}
         {% endfor %}
         {% do terms.append('(' ~ parts | join(' and ') ~ ')') %}
     {% endfor %}
@@ -213,7 +207,7 @@
     {% if settings.options %}
         {% set options = [] %}
         {% for key, value in settings.options.items() %}
-            {% do options.append(joinery.upsert_sql_string(key) ~ ' = ' ~ joinery.upsert_sql_string(value)) %}
+            {% do options.append(joinery.sql_string(key) ~ ' = ' ~ joinery.sql_string(value)) %}
         {% endfor %}
         {% set clause = clause ~ '\noptions (' ~ options | join(', ') ~ ')' %}
     {% endif %}
@@ -244,7 +238,7 @@
     {% set partitions = [] %}
     {% for path in paths %}
         {% do partitions.append('partition (joinery_directory = ' ~ loop.index ~ ') location '
-            ~ joinery.upsert_sql_string(path)) %}
+            ~ joinery.sql_string(path)) %}
     {% endfor %}
     {% do run_query('alter table ' ~ janitor ~ ' add ' ~ partitions | join(' ')) %}
     {% do run_query('drop table ' ~ janitor) %}

@@ -52,7 +52,7 @@
         {% do joinery.upsert_set_pending(target_sql, {'run': run_id, 'state': 'writing', 'dir': version_dir}) %}
     {% endif %}
     {% do run_query('create table ' ~ stage_sql ~ ' (\n    ' ~ joinery.upsert_column_ddl(plan.columns) ~ '\n)\n'
-        ~ joinery.upsert_storage_clause(settings) ~ '\nlocation ' ~ joinery.upsert_sql_string(version_dir)) %}
+        ~ joinery.upsert_storage_clause(settings) ~ '\nlocation ' ~ joinery.sql_string(version_dir)) %}
     {% if partitions and settings.file_format == 'hive' %}
         {% do run_query('set hive.exec.dynamic.partition.mode=nonstrict') %}
     {% endif %}
@@ -136,14 +136,14 @@
         {% set pending = journal if partitions else none %}
         {% do run_query('create table ' ~ target_sql ~ ' (\n    ' ~ joinery.upsert_column_ddl(plan.columns) ~ '\n)\n'
             ~ joinery.upsert_storage_clause(settings) ~ '\nlocation '
-                ~ joinery.upsert_sql_string(root if partitions else version_dir)
-            ~ '\ntblproperties (' ~ joinery.upsert_sql_string('joinery.root') ~ ' = '
-                ~ joinery.upsert_sql_string(root) ~ ', '
+                ~ joinery.sql_string(root if partitions else version_dir)
+            ~ '\ntblproperties (' ~ joinery.sql_string('joinery.root') ~ ' = '
+                ~ joinery.sql_string(root) ~ ', '
             ~ joinery.upsert_chunked_property('joinery.pending', tojson(pending) if pending else '') ~ ', '
             ~ joinery.upsert_chunked_property('joinery.garbage', tojson(journal['keep'] + journal['delete'])) ~ ', '
-            ~ joinery.upsert_sql_string('joinery.watermark') ~ ' = ' ~ joinery.upsert_sql_string(journal['watermark'])
+            ~ joinery.sql_string('joinery.watermark') ~ ' = ' ~ joinery.sql_string(journal['watermark'])
                 ~ ', '
-            ~ joinery.upsert_sql_string('joinery.version') ~ ' = ' ~ joinery.upsert_sql_string(run_id) ~ ')') %}
+            ~ joinery.sql_string('joinery.version') ~ ' = ' ~ joinery.sql_string(run_id) ~ ')') %}
         {% if partitions %}
             {% do journal.update({'location': none, 'add_columns': [],
                 'keep': journal['keep'] + journal['delete'], 'delete': []}) %}

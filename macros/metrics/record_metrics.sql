@@ -43,13 +43,13 @@
         ~ this) %}
 
     {% set sql = [
-        'insert overwrite directory ' ~ joinery.metric_literal(joinery.metrics_batch_directory(metrics_table, model.name))
+        'insert overwrite directory ' ~ joinery.sql_string(joinery.metrics_batch_directory(metrics_table, model.name))
             ~ ' using parquet',
         'select',
-        '    ' ~ joinery.metric_literal(invocation_id) ~ ' as invocation_id,',
+        '    ' ~ joinery.sql_string(invocation_id) ~ ' as invocation_id,',
         '    current_timestamp() as recorded_at,',
-        '    ' ~ joinery.metric_literal(model.name) ~ ' as model,',
-        '    ' ~ joinery.metric_literal(this | string) ~ ' as relation,',
+        '    ' ~ joinery.sql_string(model.name) ~ ' as model,',
+        '    ' ~ joinery.sql_string(this | string) ~ ' as relation,',
         '    input,',
         '    metric,',
         '    value',
@@ -80,12 +80,6 @@
 {% endmacro %}
 
 
-{% macro metric_literal(text) %}
-    {#- A SQL string literal for text joinery did not write itself (model names, relations). -#}
-    {{ return("'" ~ (text | string | replace('\\', '\\\\') | replace("'", "\\'")) ~ "'") }}
-{% endmacro %}
-
-
 {% macro multi_joins_in(sql) %}
     {#- The joins `multi_join` left in a compiled model as /* joinery.multi_join {json} */ markers. -#}
     {% set joins = [] %}
@@ -97,7 +91,7 @@
 
 
 {% macro metric_rows_in(input_name, relation) %}
-    {{ return('select ' ~ joinery.metric_literal(input_name) ~ " as input, 'rows_in' as metric, count(*) as value from "
+    {{ return('select ' ~ joinery.sql_string(input_name) ~ " as input, 'rows_in' as metric, count(*) as value from "
         ~ relation) }}
 {% endmacro %}
 
@@ -127,7 +121,7 @@
                 ~ ' = joinery_partners.`joinery_key_' ~ loop.index0 ~ '`') %}
         {% endfor %}
         {% set combine = ' intersect ' if join.required else ' union ' %}
-        {% do measures.append('select ' ~ joinery.metric_literal(input.name) ~ ' as input, '
+        {% do measures.append('select ' ~ joinery.sql_string(input.name) ~ ' as input, '
             ~ "stack(2, 'matched_rows', n_matched, 'unmatched_rows', n_unmatched) as (metric, value) from ("
             ~ 'select count_if(joinery_partners.joinery_matched) as n_matched, '
             ~ 'count_if(joinery_partners.joinery_matched is null) as n_unmatched from ' ~ input.relation
