@@ -9,7 +9,7 @@ Fixtures:
   pass `schema=` to `dbt.invoke` for an isolated one).
 - `spark`: a `harness.sql.SparkSql` connection to read rows back and land new source batches.
 
-`make test` runs the modules on two pytest-xdist workers (`-n 2 --dist loadfile`): each worker has
+`make test` runs the modules on three pytest-xdist workers (`-n 3 --dist loadfile`): each worker has
 its own Thrift server, warehouse and dbt target folder, and takes whole modules, slowest first.
 """
 
@@ -25,7 +25,7 @@ from harness.java import QUICK_JIT
 from harness.sql import SparkSql
 from harness.thrift_server import ThriftServer, free_port
 
-# Slowest modules first, so that on two workers the long ones run side by side rather than one of
+# Slowest modules first, so that on the workers the long ones run side by side rather than one of
 # them ending the run alone (pytest-xdist keeps this order with --no-loadscope-reorder).
 SLOWEST_FIRST = [
     "test_crash_safety",
