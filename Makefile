@@ -6,7 +6,8 @@ export JOINERY_SPARK_DIR ?= $(CURDIR)/.spark/local
 export DBT_PROFILES_DIR ?= $(CURDIR)/profiles
 # pytest-xdist workers of `make test`; each starts its own Thrift server (about 1.5 GB of memory).
 # Three on 2 cores: a worker spends much of its time waiting on dbt, the metastore and process
-# starts, so a third keeps the cores busier (a full suite 19:13 on two workers, 16:56 on three).
+# starts, so a third keeps the cores busier (pytest 19:13 on two workers, 16:56 and 16:45 on three,
+# the same evening; about 4.5 GB of memory for the three servers).
 TEST_WORKERS ?= 3
 
 .PHONY: demo test setup lint thrift-start thrift-stop thrift-status bench clean

@@ -79,7 +79,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 # run), which run many small, different statements: the quick (C1) JIT alone, with room in the code
 # cache so that it does not keep sweeping. The optimizing (C2) compiler was 40% of a test server's
 # CPU; without it, test_upsert on 2 cores took 82 s of JVM CPU instead of 132 s (91 s wall instead
-# of 101 s), and on the pytest workers CPU is what the suite waits for. Not for real workloads.
+# of 101 s), and CPU is much of what the pytest workers wait for. Not for real workloads.
 QUICK_JIT = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=512m"
 LOG_CONFIG = REPO_ROOT / "conf" / "spark" / "log4j2.properties"
 ARCHIVE_DIR = REPO_ROOT / ".spark" / "cds"
