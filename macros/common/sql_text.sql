@@ -9,7 +9,7 @@
 
 {% macro typed_literal(text, type) %}
     {#- A value Spark rendered as a string (`cast(x as string)`), as a literal of its type again: how
-        a watermark read before a run is written into the run's query, where a filter on a literal
-        reaches the scan. -#}
+        a watermark read before a run, or a partition value, is written into a query, where a filter
+        on a literal reaches the scan. -#}
     {{ return('cast(' ~ joinery.sql_string(text) ~ ' as ' ~ type ~ ')') }}
 {% endmacro %}

@@ -174,7 +174,7 @@
         {% set parts = [] %}
         {% for column in columns %}
             {% do parts.append((alias ~ '.' if alias else '') ~ joinery.quote_identifier(column.name)
-                ~ ' = cast(' ~ joinery.sql_string(values[loop.index0]) ~ ' as ' ~ column.type ~ ')') %}
+                ~ ' = ' ~ joinery.typed_literal(values[loop.index0], column.type)) %}
         {% endfor %}
         {% do terms.append('(' ~ parts | join(' and ') ~ ')') %}
     {% endfor %}
