@@ -147,7 +147,7 @@ def test_full_compaction_never_shuffles_the_snapshot(built, dbt, spark):
     snapshot_scans = [
         i for i, line in enumerate(lines) if "Scan parquet" in line and "compaction_multi_snapshot" in line
     ]
-    assert len(snapshot_scans) == 2, tree  # the streaming pass, and the key-only pass for delta-only keys
+    assert len(snapshot_scans) == 2, tree  # the streaming pass, and the key-and-version pass for the contenders
     for index in snapshot_scans:
         # Walk up to the root: no shuffle (Exchange) may sit above a snapshot scan.
         depth = lines[index].index("Scan")

@@ -4,10 +4,12 @@
     NULL lowest), then source position (snapshot < delta 1 < ... < delta k), then the row's other
     columns (only exact duplicates are left, so any order gives the same result).
 
-    Full compaction is shaped for a large snapshot and small deltas: the deltas are unioned and
-    deduplicated alone (one pass over all of them), the winners are broadcast, one streaming pass over
-    the snapshot picks the snapshot's or the delta's version per row (no shuffle of the snapshot), and
-    delta-only keys are found against the snapshot's key columns alone (a parquet scan of just them). -#}
+    Full compaction is shaped for a large snapshot and small deltas, and never shuffles the snapshot:
+    one streaming pass keeps the snapshot rows that no delta row of their key beats (against a
+    broadcast of the deltas' key and version columns, no ranking needed); the deltas are unioned and
+    deduplicated alone (one window over all of them), and a winner is written unless a snapshot row
+    beats it, looked up among the few snapshot rows that some delta row does not beat (a second scan,
+    of the snapshot's key and version columns alone). -#}
 
 {% macro compact(snapshot, deltas, key, updated_at=none, deleted=none, defaults={}, removed='keep',
         loaded_at=none, broadcast=true, incremental=none) %}
@@ -249,15 +251,9 @@ where not {{ joinery.compaction_deleted_sql(settings) }}
         {%- endset %}
         {{ return(only_snapshot_sql) }}
     {% endif %}
-    {% set picked = [] %}
-    {% for entry in plan %}
-        {% do picked.append('case when delta_wins then ' ~ joinery.quote_identifier('_joinery_delta__' ~ entry.name)
-            ~ ' else ' ~ joinery.quote_identifier(entry.name) ~ ' end as ' ~ joinery.quote_identifier(entry.name)) %}
-    {% endfor %}
-    {% set delta_columns = [] %}
-    {% for entry in plan %}
-        {% do delta_columns.append('w.' ~ joinery.quote_identifier(entry.name) ~ ' as '
-            ~ joinery.quote_identifier('_joinery_delta__' ~ entry.name)) %}
+    {% set version_names = [] %}
+    {% for column in settings.key + [settings.updated_at, settings.loaded_at] if column is not none %}
+        {% do version_names.append(column) %}
     {% endfor %}
     {% set full_sql %}
 with
@@ -270,47 +266,42 @@ snapshot_rows as (
     from {{ snapshot }}
 ),
 
-snapshot_keys as (
-    select {{ joinery.quoted_column_list(settings.key) }}
-    from {{ snapshot }}
-),
-
-{#- One streaming pass over the snapshot: each row meets its key's delta winner, if any. #}
-snapshot_versions as (
-    select {{ joinery.compaction_hint(settings, 'w') }}
-        s.*,
-        {{ delta_columns | join(',\n        ') }},
-        w._joinery_source is not null and {{ joinery.compaction_version_wins(settings, 'w', 's') }} as delta_wins
+{#- One streaming pass over the snapshot: a row stays unless a delta row of its key beats it. The
+    deltas' key and version columns, raw, are enough to tell (a key's winner beats every row that
+    any of its delta rows beats), so this pass waits for no ranking. #}
+snapshot_kept as (
+    select {{ joinery.compaction_hint(settings, 'd') }} s.*
     from snapshot_rows as s
-    left join delta_winners as w
-        on {{ joinery.compaction_key_match(settings, 's', 'w') }}
+    left anti join delta_rows as d
+        on {{ joinery.compaction_key_match(settings, 's', 'd') }}
+        and {{ joinery.compaction_version_wins(settings, 'd', 's') }}
 ),
 
-snapshot_picked as (
-    select
-        {{ picked | join(',\n        ') }}
-    from snapshot_versions
+{#- The snapshot rows that some delta row of their key does not beat: every row that beats its key's
+    winner is among them (usually none are). Parquet reads the key and version columns alone, and
+    Spark reuses the broadcast above. #}
+snapshot_contenders as (
+    select {{ joinery.compaction_hint(settings, 'd') }}
+        {{ joinery.quoted_column_list(version_names, 's') }}
+    from snapshot_rows as s
+    left semi join delta_rows as d
+        on {{ joinery.compaction_key_match(settings, 's', 'd') }}
+        and not {{ joinery.compaction_version_wins(settings, 'd', 's') }}
 ),
 
-matched_keys as (
-    select {{ joinery.compaction_hint(settings, 'w') }} s.*
-    from snapshot_keys as s
-    left semi join delta_winners as w
-        on {{ joinery.compaction_key_match(settings, 's', 'w') }}
-),
-
-delta_only as (
-    select {{ joinery.compaction_hint(settings, 'm') }}
+delta_kept as (
+    select {{ joinery.compaction_hint(settings, 'c') }}
         {{ joinery.quoted_column_list(names, 'w') }}
     from delta_winners as w
-    left anti join matched_keys as m
-        on {{ joinery.compaction_key_match(settings, 'w', 'm') }}
+    left anti join snapshot_contenders as c
+        on {{ joinery.compaction_key_match(settings, 'w', 'c') }}
+        and not {{ joinery.compaction_version_wins(settings, 'w', 'c') }}
 ),
 
 compacted as (
-    select * from snapshot_picked
+    select * from snapshot_kept
     union all
-    select * from delta_only
+    select * from delta_kept
 )
 
 select
