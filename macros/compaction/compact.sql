@@ -401,14 +401,14 @@ with
 {{ delta_ctes }},
 
 {#- One streaming pass over the table (its touched partitions) picks the rows of the keys the new
-    deltas touch. #}
+    deltas touch: their keys as they are, so this pass does not wait for the ranking. #}
 matched_rows as (
-    select {{ joinery.compaction_hint(settings, 'w') }}
+    select {{ joinery.compaction_hint(settings, 'd') }}
         t.*,
         true as _joinery_present
     from {{ target }} as t
-    left semi join delta_winners as w
-        on {{ joinery.compaction_key_match(settings, 't', 'w') }}
+    left semi join delta_rows as d
+        on {{ joinery.compaction_key_match(settings, 't', 'd') }}
     {%- if touched_sql is not none %}
     where {{ touched_sql }}
     {%- endif %}
