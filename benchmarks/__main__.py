@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     work_dir = Path(args.work_dir).resolve()
     os.environ.setdefault("DBT_PROFILES_DIR", str(REPO_ROOT / "profiles"))
 
-    from benchmarks.core import SCHEMA, Context, log
+    from benchmarks.core import Context, empty_schema, log
     from benchmarks.dbt_bench import BenchDbt
     from benchmarks.machine import machine_facts
     from benchmarks.spark import start_session
@@ -120,8 +120,6 @@ def main(argv: list[str] | None = None) -> int:
     log(f"starting Spark (driver memory {memory}, warehouse {work_dir / 'spark'})")
     spark = start_session(work_dir / "spark", memory, args.master)
     spark.sparkContext.setLogLevel("ERROR")
-    if not spark.catalog.databaseExists(SCHEMA):
-        spark.sql(f"create database {SCHEMA}")
     dbt = BenchDbt(work_dir)
 
     results = []
@@ -134,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         log(f"{name}: rows={rows:,} repeats={repeats}")
         try:
+            empty_schema(spark)
             result = case.run(ctx)
         except Exception as exc:  # noqa: BLE001 - one broken case must not hide the others' results
             traceback.print_exc(file=sys.stderr)
