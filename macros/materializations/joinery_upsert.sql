@@ -77,10 +77,12 @@
 {% endmacro %}
 
 
-{% macro upsert_validate_changes(changes, settings) %}
+{% macro upsert_validate_changes(changes, settings, with_partitions=false) %}
     {#- Check the changed rows' columns against the config; returns their columns (minus the delete
         marker), the key, partition and delete-marker columns as spelled in the SELECT, and their
-        statistics (rows, live rows, duplicate keys). -#}
+        statistics (rows, live rows, duplicate keys). With `with_partitions` (an incremental rewrite of
+        a partitioned table), also the partitions they fall in (`partition_values`), from the same
+        pass over them. -#}
     {% set where = settings.where %}
     {% set columns = joinery.upsert_describe(changes)['columns'] %}
     {% set names = columns | map(attribute='name') | list %}
@@ -126,10 +128,15 @@
     {% for key in keys %}
         {% do key_struct.append(joinery.sql_string(key) ~ ', ' ~ joinery.quote_identifier(key)) %}
     {% endfor %}
+    {#- Partitions: a set per key, then the set of those (small: one element per distinct set). A
+        statement of its own for them cost a second pass over the changes, about 0.3 s. -#}
+    {% set casts = joinery.upsert_partition_casts(partitions) if with_partitions and partitions else [] %}
     {% set stats = run_query(
-        'select count(*), coalesce(sum(n), 0), coalesce(sum(live), 0), coalesce(max(n), 0), max_by(key_json, n)\n'
+        'select count(*), coalesce(sum(n), 0), coalesce(sum(live), 0), coalesce(max(n), 0), max_by(key_json, n), '
+            ~ ('to_json(array_sort(array_distinct(flatten(collect_set(partitions)))))' if casts else 'null') ~ '\n'
         ~ 'from (select count(*) as n, count_if(' ~ live ~ ') as live, to_json(named_struct('
-            ~ key_struct | join(', ') ~ ')) as key_json\n'
+            ~ key_struct | join(', ') ~ ')) as key_json'
+            ~ (', collect_set(array(' ~ casts | join(', ') ~ ')) as partitions' if casts else '') ~ '\n'
         ~ '      from ' ~ changes ~ ' group by ' ~ key_list ~ ')').rows[0] %}
     {% if stats[3] > 1 %}
         {{ exceptions.raise_compiler_error(where ~ ': the changed rows hold ' ~ stats[3]
@@ -139,5 +146,6 @@
                 ~ ' (e.g. joinery.dedup_latest)') }}
     {% endif %}
     {{ return({'columns': data_columns + partition_columns, 'keys': keys, 'partition_by': partitions,
-        'deleted': deleted, 'live': live, 'rows': stats[1] | int, 'live_rows': stats[2] | int}) }}
+        'deleted': deleted, 'live': live, 'rows': stats[1] | int, 'live_rows': stats[2] | int,
+        'partition_values': joinery.upsert_parse_partition_values(stats[5], partitions) if casts else none}) }}
 {% endmacro %}
