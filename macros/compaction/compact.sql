@@ -209,7 +209,6 @@ delta_ranked as (
 delta_winners as (
     select
         {{ joinery.quoted_column_list(plan | map(attribute='name') | list) }},
-        _joinery_source,
         {{ joinery.compaction_deleted_sql(settings) }} as _joinery_is_delete
     from delta_ranked
     where _joinery_row_number = 1
