@@ -278,7 +278,7 @@ snapshot_kept as (
 
 {#- The snapshot rows that some delta row of their key does not beat: every row that beats its key's
     winner is among them (usually none are, and Spark then drops the anti-join below). Parquet reads
-    the key and version columns alone, against the same broadcast as above. #}
+    the key and version columns alone, probed against the broadcast delta rows as above. #}
 snapshot_contenders as (
     select {{ joinery.compaction_hint(settings, 'd') }}
         {{ joinery.quoted_column_list(version_names, 's') }}
