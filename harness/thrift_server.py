@@ -31,6 +31,18 @@ DEFAULT_PORT = 10000
 LOOPBACK = "127.0.0.1"
 THRIFT_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
 
+# The embedded metastore keeps one RawStore per server thread, and opening one costs a new HiveConf
+# (Hadoop's default XML parsed again, the class path searched). With Hive's defaults it is re-opened
+# for nearly every statement (docs/DESIGN.md, Spark facts): statements run as the session's own
+# user (doAs), and a change of user closes the shared metastore client; the statement pool (100
+# threads, 10 s keep-alive) starts a new thread per statement until it holds 100. Running every
+# statement as the server's user on a small pool of long-lived threads opens each RawStore once.
+METASTORE_REUSE = {
+    "hive.server2.enable.doAs": "false",
+    "hive.server2.async.exec.threads": "16",
+    "hive.server2.async.exec.keepalive.time": "3600",
+}
+
 
 class ThriftServerError(RuntimeError):
     """The server could not be started, or did not become ready."""
@@ -119,8 +131,10 @@ class ThriftServer:
             f"hive.server2.thrift.port={self.port}",
             "--hiveconf",
             "hive.server2.transport.mode=binary",
-            "spark-internal",
         ]
+        for key, value in METASTORE_REUSE.items():
+            cmd += ["--hiveconf", f"{key}={value}"]
+        cmd.append("spark-internal")
         return cmd
 
     def log_tail(self, lines: int = 40) -> str:
