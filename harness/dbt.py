@@ -7,8 +7,10 @@ target path of its own so concurrent users of the repo do not overwrite each oth
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,6 +19,8 @@ from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PROFILES_DIR = REPO_ROOT / "profiles"
+# dbt's own name for it, under the target path.
+PARTIAL_PARSE_FILE = "partial_parse.msgpack"
 
 
 def apply_dbt_spark_fixes() -> None:
@@ -214,6 +218,31 @@ class DbtProject:
         self.target_path = Path(target_path) if target_path else self.project_dir / "target"
         self.env = env or {}
 
+    def partial_parse_copy(self, schema: str, vars: dict[str, Any] | None) -> Path:
+        """Where this project keeps dbt's partial-parse file for one parse state.
+
+        dbt keeps a single `partial_parse.msgpack` and parses the whole project again (about 7 s,
+        against under 1 s) whenever the vars, the profile (the schema is in it) or the target
+        differ from the last invocation's. Callers that alternate schemas or vars (the tests do)
+        would pay that on nearly every invocation; one copy per state avoids it. dbt still checks
+        each copy (vars, profile and file checksums) before using it, so a stale one only costs
+        a parse.
+        """
+        state = json.dumps([self.target, schema, vars or {}, self.env], sort_keys=True, default=str)
+        return self.target_path / "partial_parse_by_state" / f"{hashlib.sha1(state.encode()).hexdigest()}.msgpack"
+
+    def restore_partial_parse(self, schema: str, vars: dict[str, Any] | None) -> Path:
+        saved = self.partial_parse_copy(schema, vars)
+        if saved.exists():
+            shutil.copyfile(saved, self.target_path / PARTIAL_PARSE_FILE)
+        return saved
+
+    def keep_partial_parse(self, saved: Path) -> None:
+        current = self.target_path / PARTIAL_PARSE_FILE
+        if current.exists():
+            saved.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(current, saved)
+
     def invoke(
         self,
         *args: str,
@@ -244,8 +273,10 @@ class DbtProject:
         ]
         if vars:
             cli += ["--vars", json.dumps(vars)]
+        saved_parse = self.restore_partial_parse(schema or self.schema, vars)
         with environment(JOINERY_SCHEMA=schema or self.schema, **self.env):
             outcome = dbtRunner().invoke(cli)
+        self.keep_partial_parse(saved_parse)
         result = DbtResult(args=list(args), success=outcome.success, exception=outcome.exception)
         for node_result in getattr(outcome.result, "results", None) or []:
             node = getattr(node_result, "node", None)
