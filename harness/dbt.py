@@ -137,9 +137,13 @@ def tolerate_failed_session_close() -> None:
     FunctionRegistry static initializer (NoClassDefFoundError: .../LlapSigner$Signable, the gap
     SPARK-51041 closed for Spark's own tests). The session's work is done by then and the transport
     is closed; dbt-spark would still report the model as failed. Seen once in a full `make test`.
+    With `hive.server2.enable.doAs=false` (harness/thrift_server.py) no session proxy turns that
+    Error into an error response: the server's handler thread dies and the client reads a closed
+    socket (TTransportException, "TSocket read 0 bytes"). Seen once in a module run; same cure.
     """
     from dbt.adapters.spark.connections import PyhiveConnectionWrapper
     from pyhive.exc import OperationalError
+    from thrift.transport.TTransport import TTransportException
 
     if getattr(PyhiveConnectionWrapper, "_joinery_lenient_close", False):
         return
@@ -148,8 +152,8 @@ def tolerate_failed_session_close() -> None:
     def lenient_close(self) -> None:
         try:
             close(self)
-        except OperationalError as error:
-            if "TCloseSessionResp" not in str(error):
+        except (OperationalError, TTransportException) as error:
+            if isinstance(error, OperationalError) and "TCloseSessionResp" not in str(error):
                 raise
             from dbt.adapters.events.logging import AdapterLogger
 
