@@ -18,7 +18,7 @@ demo: setup
 
 ## test: install if needed, then the whole suite: pytest (own Thrift server), sqlfluff, ruff
 test: setup
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder python_tests
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 python_tests
 	$(MAKE) --no-print-directory lint
 
 setup:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import csv
+import json
 import socket
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from harness.dbt import REPO_ROOT
+from harness.dbt import REPO_ROOT, DbtProject
 from harness.java import JavaMissing, class_archive_path, require_java
 from harness.thrift_server import LOOPBACK, ThriftServer, ThriftServerError
 
@@ -63,6 +64,24 @@ def test_seeds_and_example_model_read_back(dbt, spark):
     assert spark.rows("joinery.hydrator_customers", order_by="cust_id") == sorted(
         (int(c["cust_id"]), c["cust_name"], c["location"]) for c in customers
     )
+
+
+def test_dbt_keeps_the_parse_of_each_schema_and_vars_it_returns_to(dbt, tmp_path):
+    # dbt alone keeps one partial-parse file and parses everything again when the schema (in the
+    # profile) or the vars change; the harness keeps one per state. perf_info.json counts the
+    # files dbt parsed in the last invocation: all of them on a full parse, none on a reuse.
+    project = DbtProject(target=dbt.target, target_path=tmp_path / "target", env=dbt.env)
+
+    def files_parsed(**state) -> int:
+        project.invoke("parse", **state)
+        return json.loads((project.target_path / "perf_info.json").read_text())["parsed_path_count"]
+
+    first = files_parsed(schema="parse_a")
+    assert first > 0
+    assert files_parsed(schema="parse_b") == first
+    assert files_parsed(schema="parse_b", vars={"parse_probe": 1}) == first
+    assert files_parsed(schema="parse_a") == 0
+    assert files_parsed(schema="parse_b", vars={"parse_probe": 1}) == 0
 
 
 def test_start_fails_clearly_when_port_is_taken(tmp_path):
