@@ -232,7 +232,9 @@ class DbtProject:
         each copy (vars, profile and file checksums) before using it, so a stale one only costs
         a parse.
         """
-        state = json.dumps([self.target, schema, vars or {}, self.env], sort_keys=True, default=str)
+        state = json.dumps(
+            [str(self.project_dir), self.target, schema, vars or {}, self.env], sort_keys=True, default=str
+        )
         return self.target_path / "partial_parse_by_state" / f"{hashlib.sha1(state.encode()).hexdigest()}.msgpack"
 
     def restore_partial_parse(self, schema: str, vars: dict[str, Any] | None) -> Path:
