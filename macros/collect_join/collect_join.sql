@@ -40,11 +40,15 @@
         {{ return('select * from ' ~ probe) }}
     {% endif %}
 
-    {% set build_keys = joinery.require_columns(build, keys, 'key', 'collect_join') %}
-    {% set probe_keys = joinery.require_columns(probe, keys, 'key', 'collect_join') %}
-    {% set values_column = joinery.require_columns(build, [values], 'values', 'collect_join')[0] %}
-    {% set group_column = joinery.require_columns(probe, [group], 'group', 'collect_join')[0] %}
-    {% set values_type = (joinery.columns_of(build)
+    {#- One `describe` per side for every check below. -#}
+    {% set build_described = joinery.columns_of(build) %}
+    {% set build_names = build_described | map(attribute='name') | list %}
+    {% set probe_names = joinery.column_names(probe) %}
+    {% set build_keys = joinery.require_columns(build, keys, 'key', 'collect_join', build_names) %}
+    {% set probe_keys = joinery.require_columns(probe, keys, 'key', 'collect_join', probe_names) %}
+    {% set values_column = joinery.require_columns(build, [values], 'values', 'collect_join', build_names)[0] %}
+    {% set group_column = joinery.require_columns(probe, [group], 'group', 'collect_join', probe_names)[0] %}
+    {% set values_type = (build_described
         | selectattr('name', 'equalto', values_column) | first).dtype | lower %}
     {% set quoted_values = joinery.quote_identifier(values_column) %}
     {% set quoted_group = joinery.quote_identifier(group_column) %}

@@ -52,12 +52,13 @@
 {% endmacro %}
 
 
-{% macro column_argument(relation, value, argument, macro_name) %}
+{% macro column_argument(relation, value, argument, macro_name, available=none) %}
     {#- A column-name argument of a macro as a list of columns of `relation` (one name allowed),
-        spelled as in the relation; errors name the argument. -#}
+        spelled as in the relation; errors name the argument. `available`: the relation's column
+        names when the caller already read them (each read is a `describe` round trip). -#}
     {% set names = joinery.as_list(value, argument, macro_name) %}
     {% for name in names if name is not string or name | trim == '' %}
         {{ joinery.raise_argument_error(macro_name, argument, value, 'expected column names (strings)') }}
     {% endfor %}
-    {{ return(joinery.require_columns(relation, names, argument, macro_name)) }}
+    {{ return(joinery.require_columns(relation, names, argument, macro_name, available)) }}
 {% endmacro %}

@@ -25,13 +25,14 @@
 {% endmacro %}
 
 
-{% macro require_columns(relation, columns, argument, macro_name) %}
+{% macro require_columns(relation, columns, argument, macro_name, available=none) %}
     {#- Every name in `columns` must be a column of `relation`; returns them spelled as in the relation.
-        Skipped at parse time (no columns known). -#}
+        `available`: the relation's column names, when the caller already read them. Skipped at parse
+        time (no columns known). -#}
     {% if not execute %}
         {{ return(columns) }}
     {% endif %}
-    {% set available = joinery.column_names(relation) %}
+    {% set available = available if available is not none else joinery.column_names(relation) %}
     {% set found = [] %}
     {% set missing = [] %}
     {% for column in columns %}

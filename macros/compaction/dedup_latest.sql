@@ -15,11 +15,13 @@
             'expected one relation (ref(), source() or this)') }}
     {% endif %}
     {% set relation = relation[0] %}
-    {% set key_columns = joinery.column_argument(relation, key, 'key', 'dedup_latest') %}
-    {% set available = joinery.column_names(relation) %}
+    {#- One `describe` of the relation for every check below (empty at parse time). -#}
+    {% set described = joinery.columns_of(relation) %}
+    {% set available = described | map(attribute='name') | list %}
+    {% set key_columns = joinery.column_argument(relation, key, 'key', 'dedup_latest', available) %}
     {% set order_sql = joinery.order_expressions(order_by, available, 'order_by', 'dedup_latest') %}
     {% if tie_breaker is none %}
-        {% set tie_sql = joinery.default_tie_breaker(joinery.columns_of(relation), key_columns) %}
+        {% set tie_sql = joinery.default_tie_breaker(described, key_columns) %}
     {% else %}
         {% set tie_sql = joinery.order_expressions(tie_breaker, available, 'tie_breaker', 'dedup_latest') %}
     {% endif %}

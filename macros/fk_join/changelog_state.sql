@@ -20,22 +20,24 @@
         {{ joinery.raise_argument_error(macro_name, 'changelog', changelog | string,
             'expected a relation: ref(), source() or this') }}
     {% endif %}
-    {% set key_columns = joinery.column_argument(changelog, key, 'key', macro_name) %}
-    {% set sequence_columns = joinery.column_argument(changelog, sequence_by, 'sequence_by', macro_name) %}
+    {#- One `describe` of the changelog for every check below (empty at parse time). -#}
+    {% set columns = joinery.columns_of(changelog) %}
+    {% set names = columns | map(attribute='name') | list %}
+    {% set key_columns = joinery.column_argument(changelog, key, 'key', macro_name, names) %}
+    {% set sequence_columns = joinery.column_argument(changelog, sequence_by, 'sequence_by', macro_name, names) %}
     {% set loaded_at_column = none %}
     {% if loaded_at is not none %}
-        {% set loaded_at_column = joinery.column_argument(changelog, loaded_at, 'loaded_at', macro_name) %}
+        {% set loaded_at_column = joinery.column_argument(changelog, loaded_at, 'loaded_at', macro_name, names) %}
         {% if loaded_at_column | length != 1 %}
             {{ joinery.raise_argument_error(macro_name, 'loaded_at', loaded_at, 'expected one column name') }}
         {% endif %}
         {% set loaded_at_column = loaded_at_column[0] %}
     {% endif %}
-    {% set operation_check = joinery.changelog_state_operation_check(changelog, operation, operation_values) %}
+    {% set operation_check = joinery.changelog_state_operation_check(changelog, operation, operation_values,
+        names) %}
     {% if not execute %}
         {{ return('select 1 as joinery_unresolved') }}
     {% endif %}
-    {% set columns = joinery.columns_of(changelog) %}
-    {% set names = columns | map(attribute='name') | list %}
     {% for reserved in ['_joinery_tombstone', '_joinery_changed_at', '_joinery_source_rank', '_joinery_rank'] %}
         {% if joinery.find_column(names, reserved) is not none %}
             {{ joinery.raise_argument_error(macro_name, 'changelog', changelog | string,
@@ -203,7 +205,7 @@
 {% endmacro %}
 
 
-{% macro changelog_state_operation_check(changelog, operation, operation_values) %}
+{% macro changelog_state_operation_check(changelog, operation, operation_values, available=none) %}
     {#- Optional: the column holding the operation (c/u/d/r, insert/update/delete, ...) and its
         allowed values. A row with any other value, or NULL, stops the run naming the value. Without
         it, every row whose `deleted` expression is not true is an upsert, whatever its operation. -#}
@@ -214,7 +216,7 @@
         {{ joinery.raise_argument_error('changelog_state', 'operation' if operation is none else 'operation_values',
             none, 'operation and operation_values go together: the operation column and the list of its allowed values') }}
     {% endif %}
-    {% set column = joinery.column_argument(changelog, operation, 'operation', 'changelog_state') %}
+    {% set column = joinery.column_argument(changelog, operation, 'operation', 'changelog_state', available) %}
     {% if column | length != 1 %}
         {{ joinery.raise_argument_error('changelog_state', 'operation', operation, 'expected one column name') }}
     {% endif %}

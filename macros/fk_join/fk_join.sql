@@ -23,9 +23,14 @@
                 'expected a changelog_state model: ref() or source()') }}
         {% endif %}
     {% endfor %}
-    {% set left_keys = joinery.column_argument(left, left_key, 'left_key', macro_name) %}
-    {% set foreign_keys = joinery.column_argument(left, foreign_key, 'foreign_key', macro_name) %}
-    {% set right_keys = joinery.column_argument(right, right_key, 'right_key', macro_name) %}
+    {#- One `describe` per state for every check below (empty at parse time). -#}
+    {% set left_described = joinery.columns_of(left) %}
+    {% set right_described = joinery.columns_of(right) %}
+    {% set left_names = left_described | map(attribute='name') | list %}
+    {% set right_names = right_described | map(attribute='name') | list %}
+    {% set left_keys = joinery.column_argument(left, left_key, 'left_key', macro_name, left_names) %}
+    {% set foreign_keys = joinery.column_argument(left, foreign_key, 'foreign_key', macro_name, left_names) %}
+    {% set right_keys = joinery.column_argument(right, right_key, 'right_key', macro_name, right_names) %}
     {% if foreign_keys | length != right_keys | length %}
         {{ joinery.raise_argument_error(macro_name, 'foreign_key', foreign_key,
             'expected as many columns as right_key ' ~ tojson(right_key) ~ ' (they match positionally)') }}
@@ -33,12 +38,12 @@
     {% if not execute %}
         {{ return('select 1 as joinery_unresolved') }}
     {% endif %}
-    {% do joinery.fk_join_require_state(left, 'left') %}
-    {% do joinery.fk_join_require_state(right, 'right') %}
-    {% do joinery.fk_join_check_key_types(left, foreign_keys, right, right_keys) %}
+    {% do joinery.fk_join_require_state(left, 'left', left_names) %}
+    {% do joinery.fk_join_require_state(right, 'right', right_names) %}
+    {% do joinery.fk_join_check_key_types(left, foreign_keys, right, right_keys, left_described, right_described) %}
 
-    {% set left_outputs = joinery.fk_join_outputs(left, left_columns, left_keys, 'left_columns') %}
-    {% set right_outputs = joinery.fk_join_outputs(right, right_columns, right_keys, 'right_columns') %}
+    {% set left_outputs = joinery.fk_join_outputs(left, left_columns, left_keys, 'left_columns', left_names) %}
+    {% set right_outputs = joinery.fk_join_outputs(right, right_columns, right_keys, 'right_columns', right_names) %}
     {% set outputs = [] %}
     {% for column in left_keys %}
         {% do outputs.append({'side': 'left_state', 'column': column, 'name': column}) %}
@@ -216,12 +221,13 @@
         {{ joinery.raise_argument_error(macro_name, 'result', result | string,
             'expected the fk_join model: ref()') }}
     {% endif %}
-    {% set keys = joinery.column_argument(result, key, 'key', macro_name) %}
+    {% set result_names = joinery.column_names(result) %}
+    {% set keys = joinery.column_argument(result, key, 'key', macro_name, result_names) %}
     {% if not execute %}
         {{ return('select 1 as joinery_unresolved') }}
     {% endif %}
     {% set values = [] %}
-    {% for name in joinery.column_names(result)
+    {% for name in result_names
         if not name | lower is in(keys | map('lower') | list) and not (name | lower).startswith('_joinery_') %}
         {% do values.append(name) %}
     {% endfor %}
@@ -344,8 +350,8 @@
 {% endmacro %}
 
 
-{% macro fk_join_require_state(relation, argument) %}
-    {% set names = joinery.column_names(relation) %}
+{% macro fk_join_require_state(relation, argument, names=none) %}
+    {% set names = names if names is not none else joinery.column_names(relation) %}
     {% for needed in ['_joinery_tombstone', '_joinery_changed_at'] if joinery.find_column(names, needed) is none %}
         {{ joinery.raise_argument_error('fk_join', argument, relation | string,
             'expected a changelog_state model (with columns _joinery_tombstone and _joinery_changed_at); '
@@ -366,15 +372,16 @@
 {% endmacro %}
 
 
-{% macro fk_join_check_key_types(left, foreign_keys, right, right_keys) %}
+{% macro fk_join_check_key_types(left, foreign_keys, right, right_keys, left_described=none, right_described=none) %}
     {#- Spark would compare a string foreign key with a numeric key by casting, which fails on bad
-        data under ANSI or silently never matches: mismatched kinds are a compile error instead. -#}
+        data under ANSI or silently never matches: mismatched kinds are a compile error instead.
+        `left_described` / `right_described`: the states' columns, when the caller already read them. -#}
     {% set left_types = {} %}
-    {% for column in joinery.columns_of(left) %}
+    {% for column in (left_described if left_described is not none else joinery.columns_of(left)) %}
         {% do left_types.update({column.name | lower: column.dtype}) %}
     {% endfor %}
     {% set right_types = {} %}
-    {% for column in joinery.columns_of(right) %}
+    {% for column in (right_described if right_described is not none else joinery.columns_of(right)) %}
         {% do right_types.update({column.name | lower: column.dtype}) %}
     {% endfor %}
     {% for foreign in foreign_keys %}
@@ -389,10 +396,11 @@
 {% endmacro %}
 
 
-{% macro fk_join_outputs(relation, requested, keys, argument) %}
+{% macro fk_join_outputs(relation, requested, keys, argument, available=none) %}
     {#- [(column, output name)] for one side: `requested` is a list of columns, or a mapping
-        {column: output name}; by default every column except the keys and joinery's own. -#}
-    {% set available = joinery.column_names(relation) %}
+        {column: output name}; by default every column except the keys and joinery's own.
+        `available`: the side's column names, when the caller already read them. -#}
+    {% set available = available if available is not none else joinery.column_names(relation) %}
     {% set pairs = [] %}
     {% if requested is none %}
         {% for name in available
@@ -400,12 +408,12 @@
             {% do pairs.append((name, name)) %}
         {% endfor %}
     {% elif requested is mapping %}
-        {% set found = joinery.require_columns(relation, requested.keys() | list, argument, 'fk_join') %}
+        {% set found = joinery.require_columns(relation, requested.keys() | list, argument, 'fk_join', available) %}
         {% for column, output in requested.items() %}
             {% do pairs.append((found[loop.index0], joinery.validate_identifier(output, argument, 'fk_join'))) %}
         {% endfor %}
     {% else %}
-        {% set found = joinery.column_argument(relation, requested, argument, 'fk_join') %}
+        {% set found = joinery.column_argument(relation, requested, argument, 'fk_join', available) %}
         {% for name in found if not name | lower is in(keys | map('lower') | list) or argument == 'right_columns' %}
             {% do pairs.append((name, name)) %}
         {% endfor %}
