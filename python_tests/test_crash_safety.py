@@ -77,7 +77,9 @@ OBSERVE_HOOKS = [
     """
     {%- if env_var('JOINERY_CRASH_RUN_NO') | int > 0 %}
     insert into crash.observed
-    {%- for model in var('observe') %}
+    {%- for model in """
+    + json.dumps(list(MODELS))
+    + """ %}
     select {{ env_var('JOINERY_CRASH_RUN_NO') }}, '{{ model }}', part, id, value, batch from crash.{{ model }}
     {%- if not loop.last %} union all{% endif %}
     {%- endfor %}
@@ -220,7 +222,7 @@ class Dbt:
             "JOINERY_CRASH_BAD_DATA": str(variables.get("bad_data", False)).lower(),
         }
         return subprocess.Popen(
-            [*command, "--vars", json.dumps({"observe": list(MODELS)})],
+            command,
             cwd=self.project,
             env=env,
             stdout=subprocess.PIPE,

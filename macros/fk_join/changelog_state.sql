@@ -205,7 +205,7 @@
 {% endmacro %}
 
 
-{% macro changelog_state_operation_check(changelog, operation, operation_values, available=none) %}
+{% macro changelog_state_operation_check(changelog, operation, operation_values, available) %}
     {#- Optional: the column holding the operation (c/u/d/r, insert/update/delete, ...) and its
         allowed values. A row with any other value, or NULL, stops the run naming the value. Without
         it, every row whose `deleted` expression is not true is an upsert, whatever its operation. -#}

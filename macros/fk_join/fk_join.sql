@@ -350,8 +350,8 @@
 {% endmacro %}
 
 
-{% macro fk_join_require_state(relation, argument, names=none) %}
-    {% set names = names if names is not none else joinery.column_names(relation) %}
+{% macro fk_join_require_state(relation, argument, names) %}
+    {#- `names`: the relation's column names, read once by the caller. -#}
     {% for needed in ['_joinery_tombstone', '_joinery_changed_at'] if joinery.find_column(names, needed) is none %}
         {{ joinery.raise_argument_error('fk_join', argument, relation | string,
             'expected a changelog_state model (with columns _joinery_tombstone and _joinery_changed_at); '
@@ -372,16 +372,16 @@
 {% endmacro %}
 
 
-{% macro fk_join_check_key_types(left, foreign_keys, right, right_keys, left_described=none, right_described=none) %}
+{% macro fk_join_check_key_types(left, foreign_keys, right, right_keys, left_described, right_described) %}
     {#- Spark would compare a string foreign key with a numeric key by casting, which fails on bad
         data under ANSI or silently never matches: mismatched kinds are a compile error instead.
-        `left_described` / `right_described`: the states' columns, when the caller already read them. -#}
+        `left_described` / `right_described`: the states' columns, read once by the caller. -#}
     {% set left_types = {} %}
-    {% for column in (left_described if left_described is not none else joinery.columns_of(left)) %}
+    {% for column in left_described %}
         {% do left_types.update({column.name | lower: column.dtype}) %}
     {% endfor %}
     {% set right_types = {} %}
-    {% for column in (right_described if right_described is not none else joinery.columns_of(right)) %}
+    {% for column in right_described %}
         {% do right_types.update({column.name | lower: column.dtype}) %}
     {% endfor %}
     {% for foreign in foreign_keys %}
@@ -396,11 +396,10 @@
 {% endmacro %}
 
 
-{% macro fk_join_outputs(relation, requested, keys, argument, available=none) %}
+{% macro fk_join_outputs(relation, requested, keys, argument, available) %}
     {#- [(column, output name)] for one side: `requested` is a list of columns, or a mapping
         {column: output name}; by default every column except the keys and joinery's own.
-        `available`: the side's column names, when the caller already read them. -#}
-    {% set available = available if available is not none else joinery.column_names(relation) %}
+        `available`: the side's column names, read once by the caller. -#}
     {% set pairs = [] %}
     {% if requested is none %}
         {% for name in available
