@@ -152,10 +152,11 @@ def short_lived_java_options() -> str:
 
 
 def driver_java_options(derby_home: Path | str, extra: str = "") -> str:
-    """`spark.driver.extraJavaOptions` of a Spark joinery starts: its Derby home, then
-    JOINERY_JAVA_OPTIONS when the caller set it (e.g. with QUICK_JIT), else spark_java_options()."""
+    """`spark.driver.extraJavaOptions` of a Spark joinery starts: its Derby home and its temporary
+    folder (the `tmp` folder under that home: see profiles/profiles.yml), then JOINERY_JAVA_OPTIONS
+    when the caller set it (e.g. with QUICK_JIT), else spark_java_options()."""
     options = os.environ.get("JOINERY_JAVA_OPTIONS") or spark_java_options()
-    return f"-Dderby.system.home={derby_home} {options} {extra}".strip()
+    return f"-Dderby.system.home={derby_home} -Djava.io.tmpdir={derby_home}/tmp {options} {extra}".strip()
 
 
 def use_spark_java_options() -> None:
@@ -175,7 +176,7 @@ def build_class_archive() -> Path | None:
     with tempfile.TemporaryDirectory(prefix="joinery-cds-") as home:
         partial = Path(home) / "classes.jsa"
         options = (
-            f"-Dderby.system.home={home} -Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
+            f"-Dderby.system.home={home} -Djava.io.tmpdir={home}/tmp -Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
             f" -XX:ArchiveClassesAtExit={partial} -Xlog:cds=off -Xlog:cds+dynamic=off"
         )
         env = {key: value for key, value in os.environ.items() if key != "SPARK_CONF_DIR"}

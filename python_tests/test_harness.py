@@ -47,6 +47,16 @@ def test_thrift_server_maps_the_class_data_archive(thrift_server):
     assert str(archive) in maps, f"the Thrift server's JVM did not map {archive}"
 
 
+def test_thrift_server_keeps_its_scratch_files_in_its_home(thrift_server, spark):
+    # Spark and Hive write scratch files to java.io.tmpdir: a folder per client session that Hive
+    # never deletes, and everything when the JVM is killed. They belong under the server's home.
+    spark.query("select 1")
+    scratch = thrift_server.home / "tmp"
+    sessions = list(scratch.glob("*_resources"))
+    assert sessions, f"no Hive session folder under {scratch}: {sorted(p.name for p in scratch.glob('*'))}"
+    assert any(scratch.glob("spark-*")), f"no Spark temporary folder under {scratch}"
+
+
 def test_dbt_runs_with_ansi_mode_on(dbt):
     result = dbt.invoke("test", "--select", "assert_ansi_mode_on")
     assert result.status("assert_ansi_mode_on") == "pass"
