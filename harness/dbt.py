@@ -190,6 +190,8 @@ class DbtResult:
     success: bool
     exception: BaseException | None
     nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # (node unique_id, SQL) of every statement dbt sent to Spark, in order ('' outside a node).
+    statements: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def messages(self) -> str:
@@ -279,11 +281,18 @@ class DbtProject:
         ]
         if vars:
             cli += ["--vars", json.dumps(vars)]
+        statements: list[tuple[str, str]] = []
+
+        def record_statement(event) -> None:
+            # dbt hands every event to callbacks, whatever the log level.
+            if event.info.name == "SQLQuery":
+                statements.append((event.data.node_info.unique_id, event.data.sql))
+
         saved_parse = self.restore_partial_parse(schema or self.schema, vars)
         with environment(JOINERY_SCHEMA=schema or self.schema, **self.env):
-            outcome = dbtRunner().invoke(cli)
+            outcome = dbtRunner(callbacks=[record_statement]).invoke(cli)
         self.keep_partial_parse(saved_parse)
-        result = DbtResult(args=list(args), success=outcome.success, exception=outcome.exception)
+        result = DbtResult(args=list(args), success=outcome.success, exception=outcome.exception, statements=statements)
         for node_result in getattr(outcome.result, "results", None) or []:
             node = getattr(node_result, "node", None)
             if node is None:

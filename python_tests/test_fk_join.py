@@ -11,7 +11,8 @@ exercises it.
 from __future__ import annotations
 
 import csv
-from collections import defaultdict
+import re
+from collections import Counter, defaultdict
 from typing import Any
 
 import pytest
@@ -19,6 +20,9 @@ import pytest
 from harness.dbt import REPO_ROOT
 
 SCHEMA = "test_fk_join"
+# A table's columns read from the metastore: dbt-spark's `describe extended`, joinery_upsert's
+# `describe table extended`.
+DESCRIBE = re.compile(r"\s*describe\s+(?:table\s+)?extended\s+(\S+)", re.IGNORECASE)
 SEEDS = REPO_ROOT / "seeds" / "fk_join"
 ORDERS_SOURCE = "fk_scenario_orders"
 CUSTOMERS_SOURCE = "fk_scenario_customers"
@@ -156,7 +160,7 @@ def scenario(dbt, spark):
             land(spark, f"{SCHEMA}.{CUSTOMERS_SOURCE}", CUSTOMER_COLUMNS, customer_batches[batch])
             seen_orders += order_batches[batch]
             seen_customers += customer_batches[batch]
-        dbt.invoke("run", "--select", *MODELS, schema=SCHEMA, vars=SOURCE_VARS)
+        statements = dbt.invoke("run", "--select", *MODELS, schema=SCHEMA, vars=SOURCE_VARS).statements
         spark.execute(f"refresh table {SCHEMA}.fk_orders_customers_changes")
         runs.append(
             {
@@ -175,6 +179,7 @@ def scenario(dbt, spark):
                 ),
                 "expected_inner": fk_join_reference(seen_orders, seen_customers, "inner"),
                 "expected_left": fk_join_reference(seen_orders, seen_customers, "left"),
+                "statements": statements,
             }
         )
     return runs
@@ -386,3 +391,17 @@ def test_timestamp_loaded_at_one_microsecond_apart_is_read(dbt, spark):
     after_second = ({(1, 10, 200, "acme 2")}, [(1, 200, "2026-01-01 00:00:00.000002")])
     assert run_and_read() == after_second
     assert run_and_read() == after_second  # nothing new: nothing changes
+
+
+def test_each_model_run_describes_each_relation_once(scenario):
+    # The macros check many column arguments of the same input; each check must reuse the columns
+    # read once (a describe is a metastore round trip, five per changelog_state model before).
+    described = Counter()
+    for run in scenario:
+        for node, sql in run["statements"]:
+            match = DESCRIBE.match(re.sub(r"^\s*/\*.*?\*/", "", sql, flags=re.DOTALL))
+            if node and match:
+                described[(run["batch"], node.split(".")[-1], match.group(1).split(".")[-1].lower())] += 1
+    # Every model compiles against its inputs: without describes, the count would prove nothing.
+    assert {model for _, model, _ in described} == set(MODELS), described
+    assert {key: count for key, count in described.items() if count > 1} == {}
