@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 from collections.abc import Iterator
@@ -31,6 +32,19 @@ def apply_dbt_spark_fixes() -> None:
     bound_thrift_waits()
     poll_thrift_quickly()
     tolerate_failed_session_close()
+    quiet_failed_query_log()
+
+
+def quiet_failed_query_log() -> None:
+    """Keep pyspark from printing a failed statement a second time on the `local` target.
+
+    pyspark 4 logs every failed SQL statement as a JSON line at ERROR ("SQLQueryContextLogger"),
+    with the whole Java stack trace in it: often a hundred lines of text inside one. dbt already
+    reports the failure, with Spark's message and error class, in its own output and logs.
+    """
+    from pyspark.logger import PySparkLogger
+
+    PySparkLogger.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
 
 
 def keep_ansi_mode_on() -> None:
