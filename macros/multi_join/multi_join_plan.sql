@@ -98,11 +98,11 @@
                     'every input needs its key columns; missing: `' ~ name ~ '`') %}
             {% endif %}
             {% set columns = joinery.as_list(keys[name], 'keys', macro_name) %}
-            {#- the columns read above (none at parse time, when nothing is checked) -#}
-            {% set described = (input_columns[name] | map(attribute='name') | list)
+            {#- the input's column names read above (none at parse time, when nothing is checked) -#}
+            {% set known_columns = (input_columns[name] | map(attribute='name') | list)
                 if name in input_columns else none %}
             {% do key_lists.update({name: joinery.require_columns(inputs[name], columns, 'keys', macro_name,
-                described)}) %}
+                known_columns)}) %}
         {% endfor %}
         {% set counts = [] %}
         {% for name in names %}
