@@ -271,10 +271,14 @@ class DbtProject:
         schema: str | None = None,
         vars: dict[str, Any] | None = None,
         expect_success: bool | None = True,
+        env: dict[str, str] | None = None,
     ) -> DbtResult:
         """Run `dbt <args>`; by default raise with dbt's messages unless it succeeded.
 
-        expect_success=False asserts that it failed; None accepts either outcome.
+        expect_success=False asserts that it failed; None accepts either outcome. `env`: environment
+        variables for this call only. A value that changes from call to call belongs here rather
+        than in `vars` when a model reads it with env_var(): dbt then parses again only the files
+        that read it, where any new vars make it parse the whole project (about 15 s under load).
         """
         from dbt.cli.main import dbtRunner
 
@@ -303,7 +307,7 @@ class DbtProject:
                 statements.append((event.data.node_info.unique_id, event.data.sql))
 
         saved_parse = self.restore_partial_parse(schema or self.schema, vars)
-        with environment(JOINERY_SCHEMA=schema or self.schema, **self.env):
+        with environment(JOINERY_SCHEMA=schema or self.schema, **self.env, **(env or {})):
             outcome = dbtRunner(callbacks=[record_statement]).invoke(cli)
         self.keep_partial_parse(saved_parse)
         result = DbtResult(args=list(args), success=outcome.success, exception=outcome.exception, statements=statements)

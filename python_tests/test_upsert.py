@@ -194,7 +194,14 @@ def test_a_commit_journal_longer_than_a_table_property_is_stored_in_parts(dbt, s
     select = ["--select", "path:models/examples/upsert/long_journal"]
     for version, full_refresh in [(1, False), (2, True), (3, True), (4, False)]:
         flags = ["--full-refresh"] if full_refresh else []
-        dbt.invoke("run", *select, *flags, schema=SCHEMA, vars={"upsert_long_journal": version})
+        dbt.invoke(
+            "run",
+            *select,
+            *flags,
+            schema=SCHEMA,
+            vars={"upsert_long_journal": True},
+            env={"JOINERY_LONG_JOURNAL_VERSION": str(version)},
+        )
         spark.execute(f"refresh table {table}")
         expected = sorted((i, version, "p" * 237 + f"{i % 30:03d}") for i in range(90))
         assert sorted(spark.rows(table, ["id", "version", "part"])) == expected, version
@@ -222,7 +229,13 @@ def test_partition_values_with_a_comma_and_a_quote_are_upserted_in_place(dbt, sp
     select = ["--select", "path:models/examples/upsert/punctuated_partitions"]
     locations = []
     for run in (1, 2):
-        dbt.invoke("run", *select, schema=SCHEMA, vars={"upsert_punctuated_partitions": run})
+        dbt.invoke(
+            "run",
+            *select,
+            schema=SCHEMA,
+            vars={"upsert_punctuated_partitions": True},
+            env={"JOINERY_PUNCTUATED_RUN": str(run)},
+        )
         spark.execute(f"refresh table {table}")
         locations.append(describe_location(spark, f"{table} partition (city = 'O\\'Hare, IL')"))
     assert spark.rows(table, ["customer_id", "name", "city"]) == [
