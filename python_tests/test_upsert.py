@@ -171,6 +171,10 @@ def test_argument_errors_and_delta_merge(dbt, spark, tmp_path):
     assert "must be a boolean column, but it is string" in messages["upsert_error_marker_type"]
     assert '`partition_by` got "country": no such column' in messages["upsert_error_partition_missing"]
     assert '`file_format` got "csv"' in messages["upsert_error_file_format"]
+    assert (
+        "`partition_by` got [\"country\"]: file_format 'hive' cannot be partitioned yet"
+        in messages["upsert_error_hive_partitioned"]
+    )
     assert '2 rows for the key {"country":"NL","customer_id":1}' in messages["upsert_error_duplicate_key"]
 
     log = (tmp_path / "dbt.log").read_text()
