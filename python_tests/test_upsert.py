@@ -1,5 +1,6 @@
 """joinery_upsert: first run, incremental upserts and deletes on a composite key, partitions rewritten
-only where touched, no-change runs, replays, Avro on Hive, argument errors and the delta MERGE.
+only where touched (parquet and Avro on Hive), no-change runs, replays, tables in the layout before
+0.1.0, argument errors and the delta MERGE.
 
 One short sequence of dbt runs over the example models (models/examples/upsert) feeds every test;
 expected rows come from the seed CSV through a plain-Python reference.
@@ -18,7 +19,13 @@ from harness.dbt import REPO_ROOT, DbtProject
 
 SCHEMA = "test_upsert"
 SEED = REPO_ROOT / "seeds" / "upsert" / "upsert_customer_changes.csv"
-MODELS = ["upsert_customers", "upsert_customers_by_country", "upsert_customers_avro"]
+MODELS = [
+    "upsert_customers",
+    "upsert_customers_by_country",
+    "upsert_customers_avro",
+    "upsert_customers_avro_by_country",
+]
+PARTITIONED = ["upsert_customers_by_country", "upsert_customers_avro_by_country"]
 EXAMPLES = ["path:seeds/upsert", "path:models/examples/upsert"]
 
 
@@ -50,7 +57,7 @@ def state(spark) -> dict:
         table = f"{SCHEMA}.{model}"
         spark.execute(f"refresh table {table}")
         partitions = {}
-        if model == "upsert_customers_by_country":
+        if model in PARTITIONED:
             for (spec,) in spark.query(f"show partitions {table}"):
                 country = spec.split("=", 1)[1]
                 partitions[country] = describe_location(spark, f"{table} partition (country = '{country}')")
@@ -63,9 +70,20 @@ def state(spark) -> dict:
 
 
 def version_dirs(location: str) -> list[str]:
-    """The version directories (v=<run id>) beside a non-partitioned table's current one."""
+    """The version directories (v_<run id>, or v=<run id> before 0.1.0) beside a non-partitioned table's current one."""
     root = Path(urlparse(location).path).parent
-    return sorted(path.name for path in root.iterdir() if path.name.startswith("v="))
+    return sorted(path.name for path in root.iterdir() if path.name.startswith(("v_", "v=")))
+
+
+def move_to_layout_before_0_1_0(spark, table: str) -> Path:
+    """Rename a non-partitioned table's version directory v_<run id> to v=<run id>, as joinery named
+    it before 0.1.0, and point the table at it: a table built by that joinery."""
+    location = describe_location(spark, table)
+    current = Path(urlparse(location).path)
+    legacy = current.with_name("v=" + current.name.removeprefix("v_"))
+    current.rename(legacy)
+    spark.execute(f"alter table {table} set location '{location.removesuffix(current.name)}{legacy.name}'")
+    return legacy
 
 
 @pytest.fixture(scope="module")
@@ -75,9 +93,11 @@ def history(dbt, spark):
     only_build = ["--resource-type", "seed", "--resource-type", "model"]
     dbt.invoke("build", "--select", *EXAMPLES, *only_build, schema=SCHEMA, vars={"upsert_through_batch": 1})
     states["batch 1"] = state(spark)
+    legacy = move_to_layout_before_0_1_0(spark, f"{SCHEMA}.upsert_customers")
     result = dbt.invoke("build", "--select", *EXAMPLES, schema=SCHEMA, vars={"upsert_through_batch": 2})
     states["batch 2"] = state(spark)
     states["batch 2 tests"] = result
+    states["layout before 0.1.0"] = {"directory": legacy, "kept after batch 2": legacy.is_dir()}
     dbt.invoke("run", "--select", *EXAMPLES, schema=SCHEMA, vars={"upsert_through_batch": 2})
     states["nothing new"] = state(spark)
     dbt.invoke(
@@ -103,12 +123,13 @@ def test_incremental_run_applies_updates_inserts_and_deletes_on_a_composite_key(
 def test_incremental_run_commits_a_new_version_directory(history):
     before, after = history["batch 1"]["upsert_customers"], history["batch 2"]["upsert_customers"]
     assert after["location"] != before["location"]
-    assert "/v=" in after["location"] and "/v=" in before["location"]
+    assert "/v_" in after["location"] and "/v_" in before["location"]
 
 
-def test_only_touched_partitions_are_rewritten_and_emptied_ones_dropped(history):
-    before = history["batch 1"]["upsert_customers_by_country"]["partitions"]
-    after = history["batch 2"]["upsert_customers_by_country"]["partitions"]
+@pytest.mark.parametrize("model", PARTITIONED)
+def test_only_touched_partitions_are_rewritten_and_emptied_ones_dropped(history, model):
+    before = history["batch 1"][model]["partitions"]
+    after = history["batch 2"][model]["partitions"]
     assert sorted(before) == ["DE", "FR", "NL", "US"]
     # Batch 2 deletes FR's only customer, adds BE, changes NL and DE, and leaves US alone.
     assert sorted(after) == ["BE", "DE", "NL", "US"]
@@ -134,13 +155,29 @@ def test_old_versions_are_removed_keeping_the_previous_one(history):
         assert version_dirs(current) == sorted(names), model
 
 
-def test_avro_table_is_a_hive_serde_table_of_avro_files(history, spark):
-    table = f"{SCHEMA}.upsert_customers_avro"
+def test_a_table_in_the_layout_before_0_1_0_is_upserted_and_its_old_version_deleted(history):
+    # upsert_customers was moved to v=<run id> after batch 1: batch 2 kept it as the previous
+    # version, and the replay's commit deleted it.
+    legacy = history["layout before 0.1.0"]
+    assert legacy["kept after batch 2"], legacy
+    assert not legacy["directory"].exists(), legacy
+    assert history["batch 2"]["upsert_customers"]["rows"] == reference(2)
+
+
+@pytest.mark.parametrize("model", ["upsert_customers_avro", "upsert_customers_avro_by_country"])
+def test_avro_table_is_a_hive_serde_table_of_avro_files(history, spark, model):
+    table = f"{SCHEMA}.{model}"
     rows = spark.query(f"describe formatted {table}")
     details = {(key or "").strip(): (value or "").strip() for key, value, *_ in rows}
     assert details["Serde Library"] == "org.apache.hadoop.hive.serde2.avro.AvroSerDe"
-    directory = Path(urlparse(history["batch 2 replayed"]["upsert_customers_avro"]["location"]).path)
-    files = [path for path in directory.iterdir() if path.is_file() and not path.name.startswith((".", "_"))]
+    final = history["batch 2 replayed"][model]
+    directories = [Path(urlparse(location).path) for location in [final["location"], *final["partitions"].values()]]
+    files = [
+        path
+        for directory in directories
+        for path in directory.iterdir()
+        if path.is_file() and not path.name.startswith((".", "_"))
+    ]
     assert files
     for path in files:
         assert path.read_bytes()[:4] == b"Obj\x01", path
@@ -171,10 +208,6 @@ def test_argument_errors_and_delta_merge(dbt, spark, tmp_path):
     assert "must be a boolean column, but it is string" in messages["upsert_error_marker_type"]
     assert '`partition_by` got "country": no such column' in messages["upsert_error_partition_missing"]
     assert '`file_format` got "csv"' in messages["upsert_error_file_format"]
-    assert (
-        "`partition_by` got [\"country\"]: file_format 'hive' cannot be partitioned yet"
-        in messages["upsert_error_hive_partitioned"]
-    )
     assert '2 rows for the key {"country":"NL","customer_id":1}' in messages["upsert_error_duplicate_key"]
 
     log = (tmp_path / "dbt.log").read_text()
@@ -223,7 +256,7 @@ def test_a_commit_journal_longer_than_a_table_property_is_stored_in_parts(dbt, s
     # directory keeps just the writer's _SUCCESS marker once its partitions are deleted).
     root = Path(urlparse(describe_location(spark, table)).path)
     holding_data = {path.relative_to(root).parts[0] for path in root.rglob("*.parquet")}
-    assert len(holding_data) == 2 and all(name.startswith("v=") for name in holding_data), holding_data
+    assert len(holding_data) == 2 and all(name.startswith("v_") for name in holding_data), holding_data
 
 
 def test_partition_values_with_a_comma_and_a_quote_are_upserted_in_place(dbt, spark):

@@ -61,14 +61,6 @@
         {{ joinery.raise_argument_error(where, 'options', options,
             "file_format 'hive' needs options={'fileFormat': ...}, e.g. {'fileFormat': 'avro'}") }}
     {% endif %}
-    {% if file_format == 'hive' and partitions %}
-        {#- Hive's dynamic-partition load reads every `name=value` folder of the written path as a
-            partition, the version folder `v=<run id>` included, and fails the insert. -#}
-        {{ joinery.raise_argument_error(where, 'partition_by', partition_by,
-            "file_format 'hive' cannot be partitioned yet (Hive's dynamic-partition load takes joinery's"
-            ~ " version folder v=<run id> for a partition column); use file_format 'parquet' or 'orc'"
-            ~ " for a partitioned table, or no partition_by") }}
-    {% endif %}
     {{ return({'where': where, 'unique_key': keys, 'deleted_column': deleted_column, 'partition_by': partitions,
         'file_format': file_format, 'options': options}) }}
 {% endmacro %}

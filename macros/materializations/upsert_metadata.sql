@@ -218,13 +218,30 @@
 {% endmacro %}
 
 
+{% macro upsert_version_directory(root, run_id) %}
+    {#- Where a run writes its version: `v_<run id>` under the table's root. Not `_v...` or `.v...`:
+        Hadoop's FileInputFormat, which Hive SerDe tables read through, skips such paths, the table
+        location included. No `=` in the name: Hive's dynamic-partition load reads every `name=value`
+        folder of the written path as a partition, so a partitioned Hive table failed its inserts. -#}
+    {{ return(root ~ '/v_' ~ run_id) }}
+{% endmacro %}
+
+
+{% macro upsert_is_version_directory(root, path) %}
+    {#- A directory joinery may delete: a version directory of this table's root, or a partition in
+        one. `v=<run id>` is the layout of joinery before 0.1.0 was released; tables built then still
+        carry such directories in their journal. -#}
+    {{ return(path is string and (path.startswith(root ~ '/v_') or path.startswith(root ~ '/v='))) }}
+{% endmacro %}
+
+
 {% macro upsert_delete_directories(relation, root, paths) %}
     {#- Spark SQL has no statement that deletes a directory, but dropping a managed table deletes its
         location, and the Hive metastore also deletes the locations of its partitions that lie
         outside it. So one throwaway managed table, one partition per directory, and one DROP delete
         any number of directories in four statements. Only version directories of this table's
         root are ever deleted. -#}
-    {% for path in paths if not path or not path.startswith(root ~ '/v=') %}
+    {% for path in paths if not joinery.upsert_is_version_directory(root, path) %}
         {{ exceptions.raise_compiler_error('joinery_upsert: refusing to delete ' ~ path
             ~ ', which is not a version directory under ' ~ root) }}
     {% endfor %}

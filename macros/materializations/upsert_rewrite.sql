@@ -39,7 +39,7 @@
             root: dropping it (if managed) deletes that directory, so our versions go beside it. -#}
         {% set root = root ~ '__joinery' %}
     {% endif %}
-    {% set version_dir = root ~ '/v=' ~ run_id %}
+    {% set version_dir = joinery.upsert_version_directory(root, run_id) %}
 
     {#- The columns of the new version, and the SELECT that produces it. -#}
     {% set plan = joinery.upsert_plan(target_sql, target_info if managed else none, full_build, changes,
@@ -121,7 +121,7 @@
     {% endif %}
     {#- Only our own version directories are ever deleted later. -#}
     {% set keep = [] %}
-    {% for path in journal['keep'] if path and path.startswith(root ~ '/v=') %}
+    {% for path in journal['keep'] if joinery.upsert_is_version_directory(root, path) %}
         {% do keep.append(path) %}
     {% endfor %}
     {% do journal.update({'keep': keep}) %}
