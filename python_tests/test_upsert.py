@@ -91,8 +91,9 @@ def history(dbt, spark):
     """Batch 1 as a first run, batch 2 incrementally, a run with nothing new, then batch 2 replayed."""
     states = {}
     only_build = ["--resource-type", "seed", "--resource-type", "model"]
-    dbt.invoke("build", "--select", *EXAMPLES, *only_build, schema=SCHEMA, vars={"upsert_through_batch": 1})
+    first = dbt.invoke("build", "--select", *EXAMPLES, *only_build, schema=SCHEMA, vars={"upsert_through_batch": 1})
     states["batch 1"] = state(spark)
+    states["batch 1 statements"] = first.statements
     legacy = move_to_layout_before_0_1_0(spark, f"{SCHEMA}.upsert_customers")
     result = dbt.invoke("build", "--select", *EXAMPLES, schema=SCHEMA, vars={"upsert_through_batch": 2})
     states["batch 2"] = state(spark)
@@ -135,6 +136,15 @@ def test_only_touched_partitions_are_rewritten_and_emptied_ones_dropped(history,
     assert sorted(after) == ["BE", "DE", "NL", "US"]
     assert after["US"] == before["US"]
     assert after["NL"] != before["NL"] and after["DE"] != before["DE"]
+    # The four new partitions' locations were derived (their names and values need no escaping),
+    # and one of them checked against the metastore: one describe, not one per partition.
+    described = [
+        sql
+        for node, sql in history["batch 1 statements"]
+        if node == f"model.joinery.{model}"
+        and f"describe table extended {SCHEMA}.{model}__joinery_stage partition" in sql
+    ]
+    assert len(described) == 1, described
 
 
 def test_a_run_without_changes_leaves_table_and_locations_unchanged(history):

@@ -192,6 +192,47 @@
 {% endmacro %}
 
 
+{% macro upsert_written_partition_locations(relation_sql, location, partition_columns, partitions,
+    lowercase_names=false) %}
+    {#- Where each partition (a value list) of a table just written at `location` lives, by spec.
+        Spark writes a partition to `<location>/<name>=<value>[/...]` and escapes only characters
+        outside letters, digits and ` ._,+-`, so for names and values made of those the location
+        is derived (one describe per partition was 0.1 s each: 10 s of a 100-partition build).
+        One derived location is checked against the metastore; if it differs, every partition is
+        described. Other partitions are described. Hive lowercases column names
+        (`lowercase_names`). -#}
+    {% set plain = modules.re.compile('^[A-Za-z0-9 ._,+-]+$') %}
+    {% set names = partition_columns | map('lower') | list if lowercase_names else partition_columns %}
+    {% set derived = {} %}
+    {% set described = {} %}
+    {% for values in partitions %}
+        {% set spec = joinery.upsert_partition_spec(partition_columns, values) %}
+        {% set path = namespace(plain=true, parts=[]) %}
+        {% for value in values %}
+            {% if not (value is string and plain.match(value) and plain.match(names[loop.index0])) %}
+                {% set path.plain = false %}
+            {% endif %}
+            {% set path.parts = path.parts + [names[loop.index0] ~ '=' ~ value] %}
+        {% endfor %}
+        {% if path.plain %}
+            {% do derived.update({spec: location ~ '/' ~ path.parts | join('/')}) %}
+        {% else %}
+            {% do described.update({spec: joinery.upsert_partition_location(relation_sql, spec)}) %}
+        {% endif %}
+    {% endfor %}
+    {% set checked = (derived | list | sort | first) if derived else none %}
+    {% if checked is not none and joinery.upsert_partition_location(relation_sql, checked) != derived[checked] %}
+        {{ log('joinery_upsert: ' ~ relation_sql ~ ' partition (' ~ checked ~ ') is not at the derived '
+            ~ derived[checked] ~ '; describing every partition') }}
+        {% for spec in derived | list %}
+            {% do derived.update({spec: joinery.upsert_partition_location(relation_sql, spec)}) %}
+        {% endfor %}
+    {% endif %}
+    {% do derived.update(described) %}
+    {{ return(derived) }}
+{% endmacro %}
+
+
 {% macro upsert_column_ddl(columns) %}
     {% set parts = [] %}
     {% for column in columns %}

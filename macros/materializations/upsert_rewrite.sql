@@ -73,16 +73,12 @@
         model that spells a partition column differently from the table must still match its
         partitions. -#}
     {% set stage_partitions = plan.partition_columns | map(attribute='name') | list %}
-    {% set produced = {} %}
     {% set stage_facts = run_query('select count(*), ' ~ (joinery.upsert_partition_values_sql('select * from '
         ~ stage_sql, stage_partitions) if partitions else 'null') ~ ' from ' ~ stage_sql).rows[0] %}
     {% set written = stage_facts[0] | int %}
-    {% if partitions %}
-        {% for spec in joinery.upsert_specs_of_values(stage_partitions,
-            joinery.upsert_parse_partition_values(stage_facts[1], stage_partitions)) %}
-            {% do produced.update({spec: joinery.upsert_partition_location(stage_sql, spec)}) %}
-        {% endfor %}
-    {% endif %}
+    {% set produced = joinery.upsert_written_partition_locations(stage_sql, version_dir, stage_partitions,
+        joinery.upsert_parse_partition_values(stage_facts[1], stage_partitions),
+        lowercase_names=settings.file_format == 'hive') if partitions else {} %}
     {% do run_query('drop table ' ~ stage_sql) %}
     {% if written != plan.expected_rows %}
         {{ exceptions.raise_compiler_error('joinery_upsert ' ~ target ~ ': the new version in ' ~ version_dir
