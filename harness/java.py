@@ -81,6 +81,14 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 # CPU; without it, test_upsert on 2 cores took 82 s of JVM CPU instead of 132 s (91 s wall instead
 # of 101 s), and CPU is much of what the pytest workers wait for. Not for real workloads.
 QUICK_JIT = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=512m"
+# For Sparks whose metastore is thrown away after the run (the pytest fixture's Thrift server, the
+# benchmark smoke run): Derby does not force its log to disk at each commit, as Hive's own tests do
+# (HIVE-29401). A joinery_upsert run makes many small metastore commits: test_fk_join alone took
+# 183 s and 191 s with it against 202 s and 207 s without (JVM CPU 257-266 s against 279-290 s),
+# alternating on 2 cores. Derby then no longer promises that a commit survives the JVM's end, so
+# never for the crash trials (they kill their Spark and must see what a real metastore keeps), the
+# demo, the `local` target or `make thrift-start`.
+THROWAWAY_METASTORE = "-Dderby.system.durability=test"
 LOG_CONFIG = REPO_ROOT / "conf" / "spark" / "log4j2.properties"
 ARCHIVE_DIR = REPO_ROOT / ".spark" / "cds"
 # What the archive is built from: a Hive-enabled session doing what joinery's models do.

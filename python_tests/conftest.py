@@ -21,7 +21,7 @@ import signal
 import pytest
 
 from harness.dbt import REPO_ROOT, DbtProject
-from harness.java import QUICK_JIT
+from harness.java import QUICK_JIT, THROWAWAY_METASTORE
 from harness.sql import SparkSql
 from harness.thrift_server import ThriftServer, free_port
 
@@ -56,7 +56,9 @@ def _interrupt_on_sigterm(signum, frame):  # noqa: ARG001
 @pytest.fixture(scope="session")
 def thrift_server(tmp_path_factory):
     previous = signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
-    server = ThriftServer(tmp_path_factory.mktemp("thrift"), free_port(), java_options=QUICK_JIT)
+    server = ThriftServer(
+        tmp_path_factory.mktemp("thrift"), free_port(), java_options=f"{QUICK_JIT} {THROWAWAY_METASTORE}"
+    )
     try:
         server.start(timeout=float(os.environ.get("JOINERY_THRIFT_TIMEOUT", "240")))
         yield server

@@ -17,7 +17,7 @@ import pytest
 
 from benchmarks.cases import CASES
 from harness.dbt import REPO_ROOT
-from harness.java import short_lived_java_options
+from harness.java import THROWAWAY_METASTORE, short_lived_java_options
 
 EXPECTED_KEYS = {"case", "sizes", "repeats", "median_seconds", "seconds", "ratios", "bars", "pass", "plan"}
 BAR_KEYS = {"name", "ratio", "limit", "pass"}
@@ -31,7 +31,7 @@ def tiny_run(tmp_path_factory):
         **os.environ,
         "JOINERY_BENCH_DIR": str(work_dir),
         "JOINERY_BENCH_DRIVER_MEMORY": "1g",
-        "JOINERY_JAVA_OPTIONS": short_lived_java_options(),
+        "JOINERY_JAVA_OPTIONS": f"{short_lived_java_options()} {THROWAWAY_METASTORE}",
     }
     completed = subprocess.run(
         [sys.executable, "-m", "benchmarks", "--all", "--rows", "tiny", "--repeats", "1", "--no-write"],
