@@ -262,11 +262,13 @@ def test_a_commit_journal_longer_than_a_table_property_is_stored_in_parts(dbt, s
         parts.append(properties[f"joinery.garbage.{len(parts)}"])
     assert len(parts) >= 3 and properties[f"joinery.garbage.{len(parts)}"] == "", len(parts)
     assert len(json.loads("".join(parts))) == 30
-    # Only the current version and the one before it still hold data files (an older version's
-    # directory keeps just the writer's _SUCCESS marker once its partitions are deleted).
+    # Only the current version and the one before it are still on disk: each older version's folder
+    # went with its last partition, and no emptied folder is left at any level.
     root = Path(urlparse(describe_location(spark, table)).path)
     holding_data = {path.relative_to(root).parts[0] for path in root.rglob("*.parquet")}
     assert len(holding_data) == 2 and all(name.startswith("v_") for name in holding_data), holding_data
+    assert {path.name for path in root.iterdir()} == holding_data
+    assert [path for path in root.rglob("*") if path.is_dir() and not any(path.iterdir())] == []
 
 
 def test_partition_values_with_a_comma_and_a_quote_are_upserted_in_place(dbt, spark):

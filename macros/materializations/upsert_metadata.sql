@@ -242,14 +242,21 @@
 {% endmacro %}
 
 
-{% macro upsert_storage_clause(settings) %}
-    {#- using <format> [options (...)] [partitioned by (...)] for the target and its staging tables. -#}
+{% macro upsert_storage_clause(settings, staging=false) %}
+    {#- using <format> [options (...)] [partitioned by (...)] for the target and its staging tables.
+        A staging table of a data source format (parquet, orc) writes no `_SUCCESS` marker into the
+        version directory (Spark passes a table's options to its writer's Hadoop configuration), so
+        the directory is left empty once its partitions are deleted and the clean-up removes it
+        (upsert_delete_directories). Hive SerDe inserts write no marker. -#}
     {% set clause = 'using ' ~ settings.file_format %}
-    {% if settings.options %}
-        {% set options = [] %}
-        {% for key, value in settings.options.items() %}
-            {% do options.append(joinery.sql_string(key) ~ ' = ' ~ joinery.sql_string(value)) %}
-        {% endfor %}
+    {% set options = [] %}
+    {% for key, value in settings.options.items() %}
+        {% do options.append(joinery.sql_string(key) ~ ' = ' ~ joinery.sql_string(value)) %}
+    {% endfor %}
+    {% if staging and settings.file_format != 'hive' %}
+        {% do options.append(joinery.sql_string('mapreduce.fileoutputcommitter.marksuccessfuljobs') ~ " = 'false'") %}
+    {% endif %}
+    {% if options %}
         {% set clause = clause ~ '\noptions (' ~ options | join(', ') ~ ')' %}
     {% endif %}
     {% if settings.partition_by %}
@@ -277,27 +284,52 @@
 
 
 {% macro upsert_delete_directories(relation, root, paths) %}
-    {#- Spark SQL has no statement that deletes a directory, but dropping a managed table deletes its
-        location, and the Hive metastore also deletes the locations of its partitions that lie
-        outside it. So one throwaway managed table, one partition per directory, and one DROP delete
-        any number of directories in four statements. Only version directories of this table's
-        root are ever deleted. -#}
+    {#- Spark SQL has no statement that deletes a directory, but the Hive metastore deletes the
+        locations of a managed table's partitions when it drops the table (in one call), or a
+        partition's location when it drops that partition, and then each parent folder the drop
+        left empty, up to one level fewer than the table has partition columns. So each group of
+        directories at the same depth below the root gets a throwaway managed table with one
+        partition per directory:
+        - version directories (`v_<run id>`, one level down: a non-partitioned table's versions, a
+          half-written one): the table is dropped; four statements, however many directories;
+        - partition directories in a version directory (levels = partition columns + 1): the table
+          has as many partition columns as the directory's levels, and its partitions are dropped
+          (one partial spec), then the table. A version directory whose partitions are all gone is
+          deleted with the last one, and the climb stops there, below the root. Five statements,
+          plus a metastore call per directory.
+        Only version directories of this table's root, and partitions in them, are ever deleted. -#}
     {% for path in paths if not joinery.upsert_is_version_directory(root, path) %}
         {{ exceptions.raise_compiler_error('joinery_upsert: refusing to delete ' ~ path
             ~ ', which is not a version directory under ' ~ root) }}
     {% endfor %}
-    {% if paths | length == 0 %}
-        {{ return(none) }}
-    {% endif %}
-    {% set janitor = relation.schema ~ '.' ~ relation.identifier ~ '__joinery_janitor' %}
-    {% do run_query('drop table if exists ' ~ janitor) %}
-    {% do run_query('create table ' ~ janitor ~ ' (unused int, joinery_directory int) using parquet'
-        ~ ' partitioned by (joinery_directory)') %}
-    {% set partitions = [] %}
+    {% set by_depth = {} %}
     {% for path in paths %}
-        {% do partitions.append('partition (joinery_directory = ' ~ loop.index ~ ') location '
-            ~ joinery.sql_string(path)) %}
+        {% do by_depth.setdefault(path[root | length + 1:].strip('/').split('/') | length, []).append(path) %}
     {% endfor %}
-    {% do run_query('alter table ' ~ janitor ~ ' add ' ~ partitions | join(' ')) %}
-    {% do run_query('drop table ' ~ janitor) %}
+    {% set janitor = relation.schema ~ '.' ~ relation.identifier ~ '__joinery_janitor' %}
+    {% for depth, group in by_depth | dictsort %}
+        {% set levels = [] %}
+        {% for level in range(1, depth + 1) %}
+            {% do levels.append('joinery_level_' ~ level) %}
+        {% endfor %}
+        {% do run_query('drop table if exists ' ~ janitor) %}
+        {% do run_query('create table ' ~ janitor ~ ' (unused int, ' ~ levels | join(' int, ') ~ ' int) using parquet'
+            ~ ' partitioned by (' ~ levels | join(', ') ~ ')') %}
+        {% set partitions = [] %}
+        {% for path in group %}
+            {#- Depth 1: the directory's number. Deeper: 1, the number, then 0s, so that one partial spec
+                (`joinery_level_1 = 1`) drops them all. -#}
+            {% set values = [loop.index] if depth == 1 else [1, loop.index] + [0] * (depth - 2) %}
+            {% set spec = [] %}
+            {% for level in levels %}
+                {% do spec.append(level ~ ' = ' ~ values[loop.index0]) %}
+            {% endfor %}
+            {% do partitions.append('partition (' ~ spec | join(', ') ~ ') location ' ~ joinery.sql_string(path)) %}
+        {% endfor %}
+        {% do run_query('alter table ' ~ janitor ~ ' add ' ~ partitions | join(' ')) %}
+        {% if depth > 1 %}
+            {% do run_query('alter table ' ~ janitor ~ ' drop partition (joinery_level_1 = 1)') %}
+        {% endif %}
+        {% do run_query('drop table ' ~ janitor) %}
+    {% endfor %}
 {% endmacro %}

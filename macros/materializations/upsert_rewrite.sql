@@ -52,7 +52,7 @@
         {% do joinery.upsert_set_pending(target_sql, {'run': run_id, 'state': 'writing', 'dir': version_dir}) %}
     {% endif %}
     {% do run_query('create table ' ~ stage_sql ~ ' (\n    ' ~ joinery.upsert_column_ddl(plan.columns) ~ '\n)\n'
-        ~ joinery.upsert_storage_clause(settings) ~ '\nlocation ' ~ joinery.sql_string(version_dir)) %}
+        ~ joinery.upsert_storage_clause(settings, staging=true) ~ '\nlocation ' ~ joinery.sql_string(version_dir)) %}
     {% if partitions and settings.file_format == 'hive' %}
         {% do run_query('set hive.exec.dynamic.partition.mode=nonstrict') %}
     {% endif %}
