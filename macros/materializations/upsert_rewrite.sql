@@ -73,17 +73,16 @@
         model that spells a partition column differently from the table must still match its
         partitions. -#}
     {% set stage_partitions = plan.partition_columns | map(attribute='name') | list %}
-    {% set stage_facts = run_query('select count(*), ' ~ (joinery.upsert_partition_values_sql('select * from '
-        ~ stage_sql, stage_partitions) if partitions else 'null') ~ ' from ' ~ stage_sql).rows[0] %}
-    {% set written = stage_facts[0] | int %}
+    {% set facts = joinery.upsert_version_facts(stage_sql, stage_partitions if partitions else [], plan,
+        change_info) %}
+    {% set written = facts.written %}
     {% set produced = joinery.upsert_written_partition_locations(stage_sql, version_dir, stage_partitions,
-        joinery.upsert_parse_partition_values(stage_facts[1], stage_partitions),
-        lowercase_names=settings.file_format == 'hive') if partitions else {} %}
+        facts.written_partitions, lowercase_names=settings.file_format == 'hive') if partitions else {} %}
     {% do run_query('drop table ' ~ stage_sql) %}
-    {% if written != plan.expected_rows %}
+    {% if written != facts.expected_rows %}
         {{ exceptions.raise_compiler_error('joinery_upsert ' ~ target ~ ': the new version in ' ~ version_dir
             ~ ' has '
-            ~ written ~ ' rows where ' ~ plan.expected_rows ~ ' were expected; the table was not changed') }}
+            ~ written ~ ' rows where ' ~ facts.expected_rows ~ ' were expected; the table was not changed') }}
     {% endif %}
 
     {#- Commit. -#}
@@ -95,17 +94,17 @@
     {% set recreate = existing is not none and (not managed or plan.recreate) %}
     {% if partitions %}
         {% for spec, location in produced | dictsort %}
-            {% if spec in plan.existing_partitions and not recreate %}
+            {% if spec in facts.existing_partitions and not recreate %}
                 {% do journal['set'].append([spec, location]) %}
             {% else %}
                 {% do journal['add'].append([spec, location]) %}
             {% endif %}
         {% endfor %}
-        {% for spec in plan.existing_partitions if spec not in produced and not recreate %}
+        {% for spec in facts.existing_partitions if spec not in produced and not recreate %}
             {% do journal['drop'].append(spec) %}
         {% endfor %}
         {% if managed %}
-            {% for spec in plan.existing_partitions %}
+            {% for spec in facts.existing_partitions %}
                 {% do journal['keep'].append(joinery.upsert_partition_location(target_sql, spec)) %}
             {% endfor %}
         {% endif %}
@@ -150,7 +149,7 @@
         {% do joinery.upsert_apply_commit(target, root, journal) %}
     {% endif %}
     {% do run_query('uncache table if exists ' ~ changes) %}
-    {{ log('joinery_upsert ' ~ target ~ ': ' ~ plan.summary ~ '; version ' ~ run_id ~ ' has ' ~ written ~ ' rows'
+    {{ log('joinery_upsert ' ~ target ~ ': ' ~ facts.summary ~ '; version ' ~ run_id ~ ' has ' ~ written ~ ' rows'
         ~ ((' in ' ~ produced | length ~ ' rewritten partitions, ' ~ journal['drop'] | length
             ~ ' dropped') if partitions else ''), info=true) }}
 {% endmacro %}
@@ -209,8 +208,9 @@
 
 
 {% macro upsert_plan(target_sql, target_info, full_build, changes, change_info, settings) %}
-    {#- The new version: its columns, the SELECTs whose rows make it up, the row count to expect, the
-        partitions it replaces, and whether the table definition changes.
+    {#- The new version: its columns, the SELECTs whose rows make it up, the SELECT of the table's
+        figures to check it against once written (`target_facts`, none when there are none to read),
+        and whether the table definition changes.
         `target_info` is none when there is no joinery table to build on. -#}
     {% set where = settings.where %}
     {% set partitions = change_info.partition_by %}
@@ -269,16 +269,19 @@
     {% set partition_columns = columns[columns | length - partitions | length:] %}
     {% set new_rows = 'select\n        ' ~ joinery.upsert_column_select(columns, change_names, 'changed')
         ~ '\n    from ' ~ changes ~ ' as changed\n    where ' ~ live %}
-    {% set existing_partitions = [] %}
+    {#- `target_facts`: a one-row SELECT of the table's figures the commit needs (rows in the touched
+        partitions, changes that update and that delete a row, the table's partitions among the
+        touched ones; upsert_version_facts reads it with the written version's). -#}
+    {% set target_partition_columns = target_info.partition_columns if target_info is not none else [] %}
     {% if full_build %}
+        {% set target_facts = none %}
         {% if target_info is not none and partitions %}
-            {% set existing_partitions = joinery.upsert_partition_specs('select * from '
-                ~ target_sql, target_info.partition_columns) %}
+            {% set target_facts = 'select null, 0, 0, ' ~ joinery.upsert_partition_values_sql('select * from '
+                ~ target_sql, target_partition_columns) %}
         {% endif %}
         {{ return({'columns': columns, 'partition_columns': partition_columns, 'selects': [new_rows],
-            'expected_rows': change_info.live_rows,
-            'existing_partitions': existing_partitions, 'add_columns': add_columns, 'recreate': recreate,
-            'summary': 'full build of ' ~ change_info.live_rows ~ ' rows'}) }}
+            'full_build': true, 'target_facts': target_facts, 'target_partition_columns': target_partition_columns,
+            'add_columns': add_columns, 'recreate': recreate}) }}
     {% endif %}
 
     {#- Incremental: rows of the touched partitions (all rows, unpartitioned) whose key did not
@@ -294,34 +297,57 @@
     {% for key in change_info['keys'] %}
         {% do key_list.append('current.' ~ joinery.quote_identifier(joinery.find_column(target_names, key) or key)) %}
     {% endfor %}
-    {#- The table's partitions among the touched ones come with the statistics, in one statement.
-        The changes are joined as the build side (they are cached, so Spark knows their size): a
+    {#- The changes are joined as the build side (they are cached, so Spark knows their size): a
         left join from the changes had to build the table's keys instead, 1M of them for the
         benchmark's fk_join result (1.0 s against 0.2 s for the inner join). Keys are unique in the
         table, so each matched change is one row of the join. -#}
-    {% set stats = run_query(
-        'select (select count(*) from ' ~ target_sql ~ ' where ' ~ touched ~ '),\n'
+    {% set target_facts = 'select (select count(*) from ' ~ target_sql ~ ' where ' ~ touched ~ '),\n'
         ~ '    count_if(' ~ live ~ '),\n'
         ~ '    count_if(not (' ~ live ~ ')),\n'
         ~ '    ' ~ (joinery.upsert_partition_values_sql('select * from ' ~ target_sql ~ ' where ' ~ touched,
-            target_info.partition_columns) if partitions else 'null') ~ '\n'
+            target_partition_columns) if partitions else 'null') ~ '\n'
         ~ 'from (select ' ~ key_list | join(', ') ~ ' from ' ~ target_sql ~ ' as current where ' ~ touched
             ~ ') as current\n'
         ~ 'join ' ~ changes ~ ' as changed\n'
-        ~ '    on ' ~ joinery.upsert_key_match(change_info['keys'], 'changed', 'current')).rows[0] %}
-    {% set updated = stats[1] | int %}
-    {% set deleted = stats[2] | int %}
-    {% set inserted = change_info.live_rows - updated %}
-    {% if partitions %}
-        {% set existing_partitions = joinery.upsert_specs_of_values(target_info.partition_columns,
-            joinery.upsert_parse_partition_values(stats[3], target_info.partition_columns)) %}
-    {% endif %}
+        ~ '    on ' ~ joinery.upsert_key_match(change_info['keys'], 'changed', 'current') %}
     {% set carried = 'select\n        ' ~ joinery.upsert_column_select(columns, target_names, 'current')
         ~ '\n    from ' ~ target_sql ~ ' as current\n    where (' ~ touched
             ~ ')\n        and not exists (select 1 from ' ~ changes ~ ' as changed where '
         ~ joinery.upsert_key_match(change_info['keys'], 'changed', 'current') ~ ')' %}
     {{ return({'columns': columns, 'partition_columns': partition_columns, 'selects': [carried, new_rows],
-        'expected_rows': (stats[0] | int) + inserted - deleted,
-        'existing_partitions': existing_partitions, 'add_columns': add_columns, 'recreate': false,
-        'summary': inserted ~ ' inserted, ' ~ updated ~ ' updated, ' ~ deleted ~ ' deleted'}) }}
+        'full_build': false, 'target_facts': target_facts, 'target_partition_columns': target_partition_columns,
+        'add_columns': add_columns, 'recreate': false}) }}
+{% endmacro %}
+
+
+{% macro upsert_version_facts(stage_sql, stage_partitions, plan, change_info) %}
+    {#- The written version's row count and partitions, with the table's figures of the plan
+        (`target_facts`) in the same statement: the rows the version must hold, the table's
+        partitions it replaces, and the run's summary. One statement instead of one before the write
+        and one after it: the two parts run side by side, and a Thrift server or cluster sees one
+        round trip fewer. It names the cached changes once (upsert_partition_values_sql says why
+        that matters). -#}
+    {% set written_sql = 'select count(*), ' ~ (joinery.upsert_partition_values_sql('select * from '
+        ~ stage_sql, stage_partitions) if stage_partitions else 'null') ~ ' from ' ~ stage_sql %}
+    {% if plan.target_facts %}
+        {% set row = run_query('select * from (' ~ written_sql ~ ') as written\ncross join (\n'
+            ~ plan.target_facts ~ '\n) as current').rows[0] %}
+    {% else %}
+        {% set row = run_query(written_sql).rows[0] | list + [none, 0, 0, none] %}
+    {% endif %}
+    {% set existing_partitions = joinery.upsert_specs_of_values(plan.target_partition_columns,
+        joinery.upsert_parse_partition_values(row[5], plan.target_partition_columns)) if row[5] is not none else [] %}
+    {% if plan.full_build %}
+        {% set expected = change_info.live_rows %}
+        {% set summary = 'full build of ' ~ change_info.live_rows ~ ' rows' %}
+    {% else %}
+        {% set updated = row[3] | int %}
+        {% set deleted = row[4] | int %}
+        {% set inserted = change_info.live_rows - updated %}
+        {% set expected = (row[2] | int) + inserted - deleted %}
+        {% set summary = inserted ~ ' inserted, ' ~ updated ~ ' updated, ' ~ deleted ~ ' deleted' %}
+    {% endif %}
+    {{ return({'written': row[0] | int,
+        'written_partitions': joinery.upsert_parse_partition_values(row[1], stage_partitions) if stage_partitions else [],
+        'expected_rows': expected, 'existing_partitions': existing_partitions, 'summary': summary}) }}
 {% endmacro %}
