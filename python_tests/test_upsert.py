@@ -234,14 +234,14 @@ def test_argument_errors_and_delta_merge(dbt, spark, tmp_path):
 
 
 def test_a_commit_journal_longer_than_a_table_property_is_stored_in_parts(dbt, spark):
-    # Every commit of this model rewrites 30 partitions whose values are 240 characters long. By the
-    # third run the journal (30 new locations, 30 superseded ones, 30 to delete) is about 40,000
-    # characters: more than the 32,672 the metastore's property column holds.
+    # Every commit of this model rewrites 30 partitions (15 values of `part`, 240 characters long,
+    # times 2 of `shelf`). By the third run the journal (30 new locations, 30 superseded ones, 30 to
+    # delete) is about 40,000 characters: more than the 32,672 the metastore's property column holds.
     table = f"{SCHEMA}.upsert_long_journal"
     select = ["--select", "path:models/examples/upsert/long_journal"]
     for version, full_refresh in [(1, False), (2, True), (3, True), (4, False)]:
         flags = ["--full-refresh"] if full_refresh else []
-        dbt.invoke(
+        result = dbt.invoke(
             "run",
             *select,
             *flags,
@@ -250,7 +250,7 @@ def test_a_commit_journal_longer_than_a_table_property_is_stored_in_parts(dbt, s
             env={"JOINERY_LONG_JOURNAL_VERSION": str(version)},
         )
         spark.execute(f"refresh table {table}")
-        expected = sorted((i, version, "p" * 237 + f"{i % 30:03d}") for i in range(90))
+        expected = sorted((i, version, "p" * 237 + f"{i % 15:03d}") for i in range(90))
         assert sorted(spark.rows(table, ["id", "version", "part"])) == expected, version
 
     properties = dict((row[0], row[1]) for row in spark.query(f"show tblproperties {table}"))
@@ -268,6 +268,11 @@ def test_a_commit_journal_longer_than_a_table_property_is_stored_in_parts(dbt, s
     holding_data = {path.relative_to(root).parts[0] for path in root.rglob("*.parquet")}
     assert len(holding_data) == 2 and all(name.startswith("v_") for name in holding_data), holding_data
     assert {path.name for path in root.iterdir()} == holding_data
+    # The last commit deleted the 30 directories of the version before the one it kept: in each of
+    # the 15 `part` folders, one in bulk and the other dropped as a partition of 3 levels.
+    added = [sql for _, sql in result.statements if "__joinery_janitor add partition" in sql]
+    assert [sql.count(" location ") for sql in added] == [15, 15], added
+    assert "joinery_level_2" not in added[0] and "joinery_level_3 = 0) location" in added[1], added
     assert [path for path in root.rglob("*") if path.is_dir() and not any(path.iterdir())] == []
 
 

@@ -284,52 +284,76 @@
 
 
 {% macro upsert_delete_directories(relation, root, paths) %}
-    {#- Spark SQL has no statement that deletes a directory, but the Hive metastore deletes the
-        locations of a managed table's partitions when it drops the table (in one call), or a
-        partition's location when it drops that partition, and then each parent folder the drop
-        left empty, up to one level fewer than the table has partition columns. So each group of
-        directories at the same depth below the root gets a throwaway managed table with one
-        partition per directory:
-        - version directories (`v_<run id>`, one level down: a non-partitioned table's versions, a
-          half-written one): the table is dropped; four statements, however many directories;
-        - partition directories in a version directory (levels = partition columns + 1): the table
-          has as many partition columns as the directory's levels, and its partitions are dropped
-          (one partial spec), then the table. A version directory whose partitions are all gone is
-          deleted with the last one, and the climb stops there, below the root. Five statements,
-          plus a metastore call per directory.
+    {#- Delete version directories of this table's root, or partition directories in them, and each
+        folder that deleting them leaves empty, up to the version directory (never the root).
+        Deleting in bulk is one metastore call for any number of directories, but leaves their
+        parent folders; dropping a directory as a partition deletes the parents it empties, at a
+        metastore call per directory (upsert_janitor). So the directories go in bulk except one per
+        parent folder, and those go last, one by one: whichever empties a folder deletes it. After a
+        full rebuild of N partitions written by one run, that is N - 1 in bulk and one by one.
         Only version directories of this table's root, and partitions in them, are ever deleted. -#}
     {% for path in paths if not joinery.upsert_is_version_directory(root, path) %}
         {{ exceptions.raise_compiler_error('joinery_upsert: refusing to delete ' ~ path
             ~ ', which is not a version directory under ' ~ root) }}
     {% endfor %}
-    {% set by_depth = {} %}
-    {% for path in paths %}
-        {% do by_depth.setdefault(path[root | length + 1:].strip('/').split('/') | length, []).append(path) %}
-    {% endfor %}
     {% set janitor = relation.schema ~ '.' ~ relation.identifier ~ '__joinery_janitor' %}
-    {% for depth, group in by_depth | dictsort %}
-        {% set levels = [] %}
-        {% for level in range(1, depth + 1) %}
-            {% do levels.append('joinery_level_' ~ level) %}
-        {% endfor %}
-        {% do run_query('drop table if exists ' ~ janitor) %}
-        {% do run_query('create table ' ~ janitor ~ ' (unused int, ' ~ levels | join(' int, ') ~ ' int) using parquet'
-            ~ ' partitioned by (' ~ levels | join(', ') ~ ')') %}
-        {% set partitions = [] %}
-        {% for path in group %}
-            {#- Depth 1: the directory's number. Deeper: 1, the number, then 0s, so that one partial spec
-                (`joinery_level_1 = 1`) drops them all. -#}
-            {% set values = [loop.index] if depth == 1 else [1, loop.index] + [0] * (depth - 2) %}
-            {% set spec = [] %}
-            {% for level in levels %}
-                {% do spec.append(level ~ ' = ' ~ values[loop.index0]) %}
-            {% endfor %}
-            {% do partitions.append('partition (' ~ spec | join(', ') ~ ') location ' ~ joinery.sql_string(path)) %}
-        {% endfor %}
-        {% do run_query('alter table ' ~ janitor ~ ' add ' ~ partitions | join(' ')) %}
-        {% if depth > 1 %}
-            {% do run_query('alter table ' ~ janitor ~ ' drop partition (joinery_level_1 = 1)') %}
+    {% set bulk = [] %}
+    {% set last_in_folder = {} %}
+    {% for path in paths %}
+        {% set folder = path.rstrip('/').rsplit('/', 1)[0] %}
+        {% if folder == root or folder in last_in_folder %}
+            {% do bulk.append(path) %}
+        {% else %}
+            {% do last_in_folder.update({folder: path}) %}
         {% endif %}
-        {% do run_query('drop table ' ~ janitor) %}
     {% endfor %}
+    {% do joinery.upsert_janitor(janitor, bulk, 1) %}
+    {#- Folder levels below the root: `v_<run id>/country=NL` is 2. -#}
+    {% set by_levels = {} %}
+    {% for path in last_in_folder.values() %}
+        {% do by_levels.setdefault(path[root | length + 1:].strip('/').split('/') | length, []).append(path) %}
+    {% endfor %}
+    {% for levels, group in by_levels | dictsort %}
+        {% do joinery.upsert_janitor(janitor, group, levels) %}
+    {% endfor %}
+{% endmacro %}
+
+
+{% macro upsert_janitor(janitor, paths, levels) %}
+    {#- Spark SQL has no statement that deletes a directory, but the Hive metastore deletes the
+        locations of a managed table's partitions. So `paths` become the partitions of a throwaway
+        managed table `janitor` with `levels` partition columns:
+        - one level: the table is dropped; the metastore deletes every partition location in one
+          call. Four statements, however many paths.
+        - more: its partitions are dropped first (one partial spec), then the table. The metastore
+          deletes each partition's location and then each parent folder the drop left empty, up to
+          `levels` - 1 levels up (HiveMetaStore.deleteParentRecursive): with as many levels as the
+          path lies below the table's root, that stops at the version directory. Five statements,
+          and a metastore call per path. -#}
+    {% if paths | length == 0 %}
+        {{ return(none) }}
+    {% endif %}
+    {% set columns = [] %}
+    {% for level in range(1, levels + 1) %}
+        {% do columns.append('joinery_level_' ~ level) %}
+    {% endfor %}
+    {% do run_query('drop table if exists ' ~ janitor) %}
+    {% do run_query('create table ' ~ janitor ~ ' (unused int, ' ~ columns | join(' int, ') ~ ' int) using parquet'
+        ~ ' partitioned by (' ~ columns | join(', ') ~ ')') %}
+    {% set partitions = [] %}
+    {% for path in paths %}
+        {#- One level: the path's number. More: 1, the number, then 0s, so that one partial spec
+            (`joinery_level_1 = 1`) drops them all. -#}
+        {% set values = [loop.index] if levels == 1 else [1, loop.index] + [0] * (levels - 2) %}
+        {% set spec = [] %}
+        {% for column in columns %}
+            {% do spec.append(column ~ ' = ' ~ values[loop.index0]) %}
+        {% endfor %}
+        {% do partitions.append('partition (' ~ spec | join(', ') ~ ') location ' ~ joinery.sql_string(path)) %}
+    {% endfor %}
+    {% do run_query('alter table ' ~ janitor ~ ' add ' ~ partitions | join(' ')) %}
+    {% if levels > 1 %}
+        {% do run_query('alter table ' ~ janitor ~ ' drop partition (joinery_level_1 = 1)') %}
+    {% endif %}
+    {% do run_query('drop table ' ~ janitor) %}
 {% endmacro %}
