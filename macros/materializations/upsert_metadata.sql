@@ -128,13 +128,6 @@
 {% endmacro %}
 
 
-{% macro upsert_partition_values(sql, partition_columns, allow_null=false) %}
-    {#- The distinct partitions of the rows of `sql`, each a list of values read as strings, sorted. -#}
-    {% set text = run_query('select ' ~ joinery.upsert_partition_values_sql(sql, partition_columns)).rows[0][0] %}
-    {{ return(joinery.upsert_parse_partition_values(text, partition_columns, allow_null)) }}
-{% endmacro %}
-
-
 {% macro upsert_partition_spec(partition_columns, values) %}
     {#- `k` = '1', `d` = '2024-01-01': a partition spec from values read as strings (Spark casts a
         string in a partition spec to the column's type). -#}
@@ -144,13 +137,6 @@
             ~ joinery.sql_string(values[loop.index0])) %}
     {% endfor %}
     {{ return(parts | join(', ')) }}
-{% endmacro %}
-
-
-{% macro upsert_partition_specs(sql, partition_columns) %}
-    {#- The distinct partitions of the rows of `sql`, as partition specs. -#}
-    {{ return(joinery.upsert_specs_of_values(partition_columns, joinery.upsert_partition_values(sql,
-        partition_columns))) }}
 {% endmacro %}
 
 
