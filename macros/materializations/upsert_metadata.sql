@@ -96,8 +96,9 @@
 {% macro upsert_partition_values_sql(sql, partition_columns) %}
     {#- A scalar subquery: the distinct partitions of the rows of `sql` as a JSON array of value
         lists (values as strings, NULL as null), sorted. A scalar, so a statement that needs other
-        figures too gets them in the same round trip. Not for a statement that also reads the cached
-        changes: naming them twice in one statement makes Spark compute them again. -#}
+        figures too gets them in the same round trip. Not over the cached changes in a statement
+        that reads them elsewhere too: naming them twice in one statement makes Spark compute them
+        again. -#}
     {% set casts = joinery.upsert_partition_casts(partition_columns) %}
     {{ return('(select to_json(array_sort(collect_list(array(' ~ casts | join(', ') ~ '))))\n'
         ~ ' from (select distinct ' ~ casts | join(', ') ~ ' from (\n' ~ sql ~ '\n)))') }}
