@@ -74,7 +74,7 @@
         partitions. -#}
     {% set stage_partitions = plan.partition_columns | map(attribute='name') | list %}
     {% set facts = joinery.upsert_version_facts(stage_sql, stage_partitions if partitions else [], plan,
-        change_info) %}
+        change_info, full_build) %}
     {% set written = facts.written %}
     {% set produced = joinery.upsert_written_partition_locations(stage_sql, version_dir, stage_partitions,
         facts.written_partitions, lowercase_names=settings.file_format == 'hive') if partitions else {} %}
@@ -280,7 +280,7 @@
                 ~ target_sql, target_partition_columns) %}
         {% endif %}
         {{ return({'columns': columns, 'partition_columns': partition_columns, 'selects': [new_rows],
-            'full_build': true, 'target_facts': target_facts, 'target_partition_columns': target_partition_columns,
+            'target_facts': target_facts, 'target_partition_columns': target_partition_columns,
             'add_columns': add_columns, 'recreate': recreate}) }}
     {% endif %}
 
@@ -315,12 +315,12 @@
             ~ ')\n        and not exists (select 1 from ' ~ changes ~ ' as changed where '
         ~ joinery.upsert_key_match(change_info['keys'], 'changed', 'current') ~ ')' %}
     {{ return({'columns': columns, 'partition_columns': partition_columns, 'selects': [carried, new_rows],
-        'full_build': false, 'target_facts': target_facts, 'target_partition_columns': target_partition_columns,
+        'target_facts': target_facts, 'target_partition_columns': target_partition_columns,
         'add_columns': add_columns, 'recreate': false}) }}
 {% endmacro %}
 
 
-{% macro upsert_version_facts(stage_sql, stage_partitions, plan, change_info) %}
+{% macro upsert_version_facts(stage_sql, stage_partitions, plan, change_info, full_build) %}
     {#- The written version's row count and partitions, with the table's figures of the plan
         (`target_facts`) in the same statement: the rows the version must hold, the table's
         partitions it replaces, and the run's summary. One statement instead of one before the write
@@ -337,7 +337,7 @@
     {% endif %}
     {% set existing_partitions = joinery.upsert_specs_of_values(plan.target_partition_columns,
         joinery.upsert_parse_partition_values(row[5], plan.target_partition_columns)) if row[5] is not none else [] %}
-    {% if plan.full_build %}
+    {% if full_build %}
         {% set expected = change_info.live_rows %}
         {% set summary = 'full build of ' ~ change_info.live_rows ~ ' rows' %}
     {% else %}
