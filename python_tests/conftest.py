@@ -9,7 +9,7 @@ Fixtures:
   pass `schema=` to `dbt.invoke` for an isolated one).
 - `spark`: a `harness.sql.SparkSql` connection to read rows back and land new source batches.
 
-`make test` runs the modules on three pytest-xdist workers (`-n 3 --dist loadfile`): each worker has
+`make test` runs the modules on four pytest-xdist workers (`-n 4 --dist loadfile`): each worker has
 its own Thrift server, warehouse and dbt target folder, and takes whole modules, slowest first.
 """
 

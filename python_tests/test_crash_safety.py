@@ -6,8 +6,8 @@ older one than before, and the next run converges. A run that fails on bad data 
 Each trial is one `dbt run` on the embedded `local` target (its own Spark dir in a temp folder) over
 three joinery_upsert tables (parquet, parquet partitioned, Hive Avro), killed at a random moment
 between its first model starting and the measured end of a normal run. The next trial's run is also
-the re-run of the previous one; an `on-run-start` hook records what each table holds before any
-model runs (the state a reader sees between kill and re-run). Expected rows come from a plain-Python
+the re-run of the previous one; an `on-run-start` hook logs what each table holds before any model
+runs (the state a reader sees between kill and re-run). Expected rows come from a plain-Python
 reference over the generated batches.
 """
 
@@ -67,27 +67,44 @@ select
 from ranked
 where batch_rank = 1
 """
-# Reads every table in one statement before any model runs: what a reader sees after a kill.
+# Reads every table in one statement before any model runs (what a reader sees after a kill) and
+# logs it as one JSON line, which the test reads from dbt's output: a read, where writing it into a
+# table cost a Spark write and its metastore commits per trial.
 # What changes from run to run (batches, run number, bad data) comes in env vars, not --vars: new
 # vars make dbt parse the whole project again (about 3 s a trial), a changed env var only the files
 # that read it.
-OBSERVE_HOOKS = [
-    "create table if not exists crash.observed"
-    " (run_no int, model string, part int, id int, value int, batch int) using parquet",
+OBSERVED = "JOINERY_OBSERVED "
+OBSERVE_HOOK = (
     """
-    {%- if env_var('JOINERY_CRASH_RUN_NO') | int > 0 %}
-    insert into crash.observed
+    {%- if execute and env_var('JOINERY_CRASH_RUN_NO') | int > 0 %}
+    {%- set read_tables %}
+    select to_json(collect_list(named_struct('model', model, 'part', part, 'id', id, 'value', value, 'batch', batch)))
+    from (
     {%- for model in """
     + json.dumps(list(MODELS))
     + """ %}
-    select {{ env_var('JOINERY_CRASH_RUN_NO') }}, '{{ model }}', part, id, value, batch from crash.{{ model }}
-    {%- if not loop.last %} union all{% endif %}
+        select '{{ model }}' as model, part, id, value, batch from crash.{{ model }}
+        {%- if not loop.last %} union all{% endif %}
     {%- endfor %}
-    {%- else %}
-    select 1
+    )
+    {%- endset %}
+    {%- do log('"""
+    + OBSERVED
+    + """' ~ run_query(read_tables).columns[0].values()[0], info=true) %}
     {%- endif %}
-    """,
-]
+    select 1
+    """
+)
+
+
+def observed_rows(run_no: int, output: str) -> list[tuple]:
+    """(run_no, model, part, id, value, batch) of every row the run's on-run-start hook logged."""
+    line = next((line for line in output.splitlines() if OBSERVED in line), None)
+    assert line, f"run {run_no} logged no {OBSERVED.strip()} line:\n{output[-3000:]}"
+    rows = json.loads(line.split(OBSERVED, 1)[1])
+    return [(run_no, row["model"], row["part"], row["id"], row["value"], row["batch"]) for row in rows]
+
+
 CHECK_SCRIPT = """
 import json, os, sys
 from pyspark.sql import SparkSession
@@ -98,7 +115,7 @@ spark = (SparkSession.builder.master("local[1]").config("spark.sql.warehouse.dir
     .config("spark.driver.extraJavaOptions", driver_java_options(home))
     .config("spark.ui.enabled", "false").enableHiveSupport().getOrCreate())
 spark.sql("use crash")
-out = {"observed": [list(r) for r in spark.sql("select * from observed").collect()]}
+out = {}
 for name in sys.argv[1:]:
     out[name] = [list(r) for r in spark.sql(f"select part, id, value, batch from {name}").collect()]
     details = spark.sql(f"describe table extended {name}").collect()
@@ -173,7 +190,7 @@ def make_project(root: Path, changes: list[dict]) -> None:
             on-run-start:
             """
         )
-        + "".join(f"  - {json.dumps(textwrap.dedent(hook).strip())}\n" for hook in OBSERVE_HOOKS)
+        + f"  - {json.dumps(textwrap.dedent(OBSERVE_HOOK).strip())}\n"
         + textwrap.dedent(
             """
             seeds:
@@ -274,7 +291,7 @@ def crash_history(tmp_path_factory):
     # The first build (models side by side, as in the trials) measures the kill window.
     code, output, model_phase = dbt.run("build", "--threads", "3", variables={"through": 1, "run_no": 0})
     assert code == 0, output
-    kills = []
+    kills, observed = [], []
     for trial in range(1, TRIALS + 1):
         delay = rng.uniform(0, model_phase)
         code, output, _ = dbt.run(
@@ -287,7 +304,9 @@ def crash_history(tmp_path_factory):
             kill_after=delay,
         )
         kills.append({"trial": trial, "delay": round(delay, 2), "exit": code})
+        observed += observed_rows(trial, output)
     final = dbt.run("run", "--threads", "3", variables={"through": TRIALS + 1, "run_no": TRIALS + 1, "bad_data": True})
+    observed += observed_rows(TRIALS + 1, final[1])
     check = subprocess.run(
         [sys.executable, "-c", CHECK_SCRIPT, *MODELS, "crash_bad_data"],
         env=dbt.env,
@@ -297,7 +316,8 @@ def crash_history(tmp_path_factory):
     )
     line = next((x for x in check.stdout.splitlines() if x.startswith("JOINERY_CHECK ")), None)
     assert line, check.stdout + check.stderr
-    return {"changes": changes, "kills": kills, "final": final, "tables": json.loads(line.split(" ", 1)[1])}
+    tables = json.loads(line.split(" ", 1)[1])
+    return {"changes": changes, "kills": kills, "final": final, "observed": observed, "tables": tables}
 
 
 def test_kills_happened_at_random_moments(crash_history):
@@ -308,7 +328,7 @@ def test_kills_happened_at_random_moments(crash_history):
 
 
 def test_reader_sees_old_or_new_version_after_every_kill(crash_history):
-    changes, observed = crash_history["changes"], crash_history["tables"]["observed"]
+    changes, observed = crash_history["changes"], crash_history["observed"]
     levels = {(model, part): 1 for model in MODELS for part in range(3)}
     for run_no in range(1, TRIALS + 2):
         # Run run_no - 1 applied batches up to run_no (and may have been killed). Each table (each
