@@ -22,7 +22,6 @@ from harness.dbt import REPO_ROOT, DbtProject
 
 INTEGRATION = REPO_ROOT / "integration_tests"
 SCHEMA = "test_packaging"
-DOCS_SCHEMA = "test_packaging_docs"
 
 # Public macros of the design contract (docs/DESIGN.md) that integration_tests/ must call. Those not
 # written yet are reported by test_every_public_macro_is_called_from_integration_tests.
@@ -236,9 +235,11 @@ def test_contract_macros_exist():
 
 
 def test_docs_generate_lists_example_models_with_columns(dbt, spark):
-    dbt.invoke("build", "--select", "path:seeds/multi_join", "path:models/examples/multi_join", schema=DOCS_SCHEMA)
+    # In the dbt fixture's own schema, as this module's `dbt parse`: to dbt a new schema is a new
+    # profile, for which it parses the whole project again.
+    dbt.invoke("build", "--select", "path:seeds/multi_join", "path:models/examples/multi_join")
     # Selected like the build: compiling models whose inputs were not built here would fail.
-    dbt.invoke("docs", "generate", "--select", "path:models/examples/multi_join", schema=DOCS_SCHEMA)
+    dbt.invoke("docs", "generate", "--select", "path:models/examples/multi_join")
     catalog = json.loads((dbt.target_path / "catalog.json").read_text())
     manifest = json.loads((dbt.target_path / "manifest.json").read_text())
     examples = {
@@ -250,7 +251,7 @@ def test_docs_generate_lists_example_models_with_columns(dbt, spark):
     for node_id, node in examples.items():
         assert node_id in catalog["nodes"], f"{node['name']} missing from catalog.json"
         catalog_columns = {name.lower() for name in catalog["nodes"][node_id]["columns"]}
-        table_columns = {name.lower() for name in spark.columns(f"{DOCS_SCHEMA}.{node['alias']}")}
+        table_columns = {name.lower() for name in spark.columns(f"{dbt.schema}.{node['alias']}")}
         assert catalog_columns == table_columns, node["name"]
         documented = {name.lower() for name in node["columns"]}
         assert documented <= catalog_columns, f"{node['name']}: documented columns not in the table"
