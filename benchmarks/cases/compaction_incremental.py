@@ -9,7 +9,7 @@ The model bench_compaction_incremental (`joinery.compact` with `loaded_at`, mate
 - full_rebuild: `dbt run --full-refresh` of the same model (snapshot + every delta so far);
 - no_new_data: `dbt run` with nothing new: dbt's fixed cost (parse, metadata), shown for scale.
 Bar: incremental/full_rebuild <= 0.15. Both sides include dbt's fixed cost of one invocation.
-At `--rows tiny` the table has 10 partitions: the materialization makes metastore calls per
+At `--rows tiny` the table has 4 partitions: the materialization makes metastore calls per
 partition, which would dominate the smoke test's time budget.
 """
 
@@ -58,7 +58,7 @@ def delta_sql(rows: int, partitions: int, batch: int, batch_rows: int) -> str:
 
 def run(ctx: Context) -> dict:
     rows = ctx.rows
-    partitions = 10 if ctx.tiny else PARTITIONS
+    partitions = 4 if ctx.tiny else PARTITIONS
     batch_rows = max(rows // (partitions * 2), 10)
     ctx.ctas("ci_snapshot", snapshot_sql(rows, partitions))
     ctx.ctas("ci_delta", delta_sql(rows, partitions, 1, batch_rows))

@@ -346,30 +346,33 @@ where not {{ joinery.compaction_deleted_sql(settings) }}
         {#- The watermark the table's last commit stored (one metastore call), else the table's newest
             loaded_at (a scan of every partition). -#}
         {% set stored = joinery.compaction_stored_watermark(target, settings.loaded_at) %}
+        {#- The stored watermark (or the table's newest loaded_at), the snapshot's newest loaded_at,
+            and whether the snapshot is newer, compared in the column's type: one statement. -#}
         {% set probe_sql %}
-            select
+            select w, s, cast(s as {{ loaded_entry.type }}) > cast(w as {{ loaded_entry.type }})
+            from (
+                select
                 {% if stored is not none %}
-                {{ joinery.sql_string(stored) }},
+                {{ joinery.sql_string(stored) }} as w,
                 {% else %}
-                (select cast(max({{ joinery.quote_identifier(settings.loaded_at) }}) as string) from {{ target }}),
+                (select cast(max({{ joinery.quote_identifier(settings.loaded_at) }}) as string) from {{ target }}) as w,
                 {% endif %}
                 {% if snapshot_loaded %}
-                (select cast(max({{ joinery.quote_identifier(snapshot_loaded) }}) as string) from {{ snapshot }})
+                (select cast(max({{ joinery.quote_identifier(snapshot_loaded) }}) as string) from {{ snapshot }}) as s
                 {% else %}
-                cast(null as string)
+                cast(null as string) as s
                 {% endif %}
+            )
         {% endset %}
         {#- A stored watermark and no snapshot loaded_at leave nothing for Spark to compute. -#}
-        {% set probe = [stored, none] if stored is not none and not snapshot_loaded
+        {% set probe = [stored, none, none] if stored is not none and not snapshot_loaded
             else run_query(probe_sql).rows[0] %}
         {% if probe[0] is not none %}
             {% set watermark_sql = joinery.typed_literal(probe[0], loaded_entry.type) %}
         {% endif %}
         {% if probe[1] is not none %}
             {% set snapshot_newest_sql = joinery.typed_literal(probe[1], loaded_entry.type) %}
-            {#- Compared in SQL types by the probe's string forms only when both exist. -#}
-            {% set rebase = probe[0] is none
-                or run_query('select ' ~ snapshot_newest_sql ~ ' > ' ~ watermark_sql).rows[0][0] %}
+            {% set rebase = probe[0] is none or probe[2] %}
         {% endif %}
     {% endif %}
 
