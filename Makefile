@@ -6,8 +6,9 @@ export JOINERY_SPARK_DIR ?= $(CURDIR)/.spark/local
 export DBT_PROFILES_DIR ?= $(CURDIR)/profiles
 # pytest-xdist workers of `make test`; each starts its own Thrift server (about 1.5 GB of memory).
 # Four on 2 cores: a worker spends part of its time waiting on dbt, the metastore and process starts,
-# so more workers keep the cores busier (pytest 20:30 on three workers, 18:42 on four, the same
-# hour on one machine; about 6 GB of memory for the four servers).
+# so more workers keep the cores busier (pytest 20:30 on three workers, 18:42 on four, within the
+# same hour on one machine; about 6 GB of memory for the four servers). With four the cores stay
+# fully busy (vmstat: 0% idle), so what is left to gain is less work, not more workers.
 TEST_WORKERS ?= 4
 
 .PHONY: demo test setup lint thrift-start thrift-stop thrift-status bench clean
