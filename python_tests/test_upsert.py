@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -254,8 +255,14 @@ def test_a_commit_journal_longer_than_a_table_property_is_stored_in_parts(dbt, s
     # delete) is about 40,000 characters: more than the 32,672 the metastore's property column holds.
     table = f"{SCHEMA}.upsert_long_journal"
     select = ["--select", "path:models/examples/upsert/long_journal"]
+    work_tables = [f"{table}__joinery_stage", f"{table}__joinery_janitor"]
+    statements = {}
     for version, full_refresh in [(1, False), (2, True), (3, True), (4, False)]:
         flags = ["--full-refresh"] if full_refresh else []
+        if version == 4:
+            # Work tables a killed run left: the run drops them before it needs them.
+            for work_table in work_tables:
+                spark.execute(f"create table {work_table} (left_by_a_killed_run int) using parquet")
         result = dbt.invoke(
             "run",
             *select,
@@ -264,6 +271,8 @@ def test_a_commit_journal_longer_than_a_table_property_is_stored_in_parts(dbt, s
             vars=MODULE_VARS,
             env={"JOINERY_LONG_JOURNAL_VERSION": str(version)},
         )
+        # Statements without dbt's leading query comment.
+        statements[version] = [re.sub(r"^\s*/\*.*?\*/\s*", "", sql, flags=re.S).strip() for _, sql in result.statements]
         spark.execute(f"refresh table {table}")
         expected = sorted((i, version, "p" * 237 + f"{i % 15:03d}") for i in range(90))
         assert sorted(spark.rows(table, ["id", "version", "part"])) == expected, version
@@ -289,6 +298,12 @@ def test_a_commit_journal_longer_than_a_table_property_is_stored_in_parts(dbt, s
     assert [sql.count(" location ") for sql in added] == [15, 15], added
     assert "joinery_level_2" not in added[0] and "joinery_level_3 = 0) location" in added[1], added
     assert [path for path in root.rglob("*") if path.is_dir() and not any(path.iterdir())] == []
+    # A work table is dropped first only where one was left: dbt's relation cache knows the schema's
+    # tables, so the runs before spent no statement on it.
+    for version, run_statements in statements.items():
+        dropped = [sql for sql in run_statements if sql.startswith("drop table if exists") and "__joinery_" in sql]
+        assert dropped == ([f"drop table if exists {name}" for name in work_tables] if version == 4 else []), dropped
+    assert spark.query(f"show tables in {SCHEMA} like 'upsert_long_journal__joinery_*'") == []
 
 
 def test_partition_values_with_a_comma_and_a_quote_are_upserted_in_place(dbt, spark):

@@ -458,29 +458,19 @@ where
         {{ return({'touched': none, 'watermark': none}) }}
     {% endif %}
     {#- One pass over the new rows: per partition (or in all, unpartitioned) their newest loaded_at. -#}
-    {% set casts = joinery.upsert_partition_casts(partition_columns | map(attribute='name') | list) %}
-    {% set grouped = [] %}
-    {% for cast_sql in casts %}
-        {% do grouped.append(cast_sql ~ ' as joinery_partition_' ~ loop.index) %}
-    {% endfor %}
-    {% do grouped.append(('max(' ~ joinery.quote_identifier(settings.loaded_at) ~ ')'
-        if settings.loaded_at is not none else 'null') ~ ' as joinery_newest') %}
-    {% set values = [] %}
-    {% for cast_sql in casts %}
-        {% do values.append('joinery_partition_' ~ loop.index) %}
-    {% endfor %}
+    {% set names = partition_columns | map(attribute='name') | list %}
+    {% set newest = ('max(' ~ joinery.quote_identifier(settings.loaded_at) ~ ')'
+        if settings.loaded_at is not none else 'null') ~ ' as joinery_newest' %}
     {% set facts_sql = 'select\n    '
-        ~ ('to_json(array_sort(collect_list(array(' ~ values | join(', ') ~ '))))' if casts else 'null') ~ ',\n    '
+        ~ (joinery.upsert_partition_list_sql(names) if names else 'null') ~ ',\n    '
         ~ ('cast(greatest(' ~ (watermark_sql or 'null') ~ ', max(joinery_newest)) as string)'
             if settings.loaded_at is not none else 'null')
-        ~ '\nfrom (\n    select ' ~ grouped | join(', ') ~ '\n    from (\n' ~ rows_sql ~ '\n    )'
-        ~ (('\n    group by ' ~ casts | join(', ')) if casts else '') ~ '\n)' %}
+        ~ '\nfrom (\n' ~ joinery.upsert_partition_rollup_sql(rows_sql, names, [newest]) ~ '\n)' %}
     {% set row = run_query(facts_sql).rows[0] %}
     {% set touched = none %}
     {% if partition_columns %}
         {% set touched = joinery.upsert_partition_predicate(partition_columns,
-            joinery.upsert_parse_partition_values(row[0], partition_columns | map(attribute='name') | list,
-                allow_null=true), alias) %}
+            joinery.upsert_parse_partition_values(row[0], names, allow_null=true), alias) %}
     {% endif %}
     {{ return({'touched': touched, 'watermark': row[1]}) }}
 {% endmacro %}

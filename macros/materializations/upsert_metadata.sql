@@ -93,15 +93,42 @@
 {% endmacro %}
 
 
-{% macro upsert_partition_values_sql(sql, partition_columns) %}
-    {#- A scalar subquery: the distinct partitions of the rows of `sql` as a JSON array of value
-        lists (values as strings, NULL as null), sorted. A scalar, so a statement that needs other
-        figures too gets them in the same round trip. Not over the cached changes in a statement
-        that reads them elsewhere too: naming them twice in one statement makes Spark compute them
-        again. -#}
+{% macro upsert_rows_and_partitions_sql(sql, partition_columns) %}
+    {#- A one-row SELECT of the rows of `sql`: `joinery_rows`, their count, and `joinery_partitions`,
+        their distinct partitions (upsert_partition_list_sql; NULL when there are no partition
+        columns). One scan, grouped by partition: a count beside a scalar subquery of the distinct
+        partitions read the rows twice (0.81 s against 1.08 s for both sides of a partitioned run's
+        check, medians of 9). -#}
+    {{ return('select coalesce(sum(n), 0) as joinery_rows, '
+        ~ (joinery.upsert_partition_list_sql(partition_columns) if partition_columns else 'cast(null as string)')
+        ~ ' as joinery_partitions\nfrom (\n'
+        ~ joinery.upsert_partition_rollup_sql(sql, partition_columns, ['count(*) as n']) ~ '\n)') }}
+{% endmacro %}
+
+
+{% macro upsert_partition_rollup_sql(sql, partition_columns, aggregates) %}
+    {#- The rows of `sql` grouped by partition: the partition values as strings
+        (`joinery_partition_1`, ...) and `aggregates` (SQL expressions with their aliases); one row in
+        all without partition columns. Grouped by the expressions, not their aliases: a column of
+        `sql` named like an alias would win over it. -#}
     {% set casts = joinery.upsert_partition_casts(partition_columns) %}
-    {{ return('(select to_json(array_sort(collect_list(array(' ~ casts | join(', ') ~ '))))\n'
-        ~ ' from (select distinct ' ~ casts | join(', ') ~ ' from (\n' ~ sql ~ '\n)))') }}
+    {% set selected = [] %}
+    {% for cast_sql in casts %}
+        {% do selected.append(cast_sql ~ ' as joinery_partition_' ~ loop.index) %}
+    {% endfor %}
+    {{ return('select ' ~ (selected + aggregates) | join(', ') ~ '\nfrom (\n' ~ sql ~ '\n)'
+        ~ ('\ngroup by ' ~ casts | join(', ') if casts else '')) }}
+{% endmacro %}
+
+
+{% macro upsert_partition_list_sql(partition_columns) %}
+    {#- Over upsert_partition_rollup_sql's rows: the partitions as a JSON array of value lists (values
+        as strings, NULL as null), sorted. -#}
+    {% set names = [] %}
+    {% for column in partition_columns %}
+        {% do names.append('joinery_partition_' ~ loop.index) %}
+    {% endfor %}
+    {{ return('to_json(array_sort(collect_list(array(' ~ names | join(', ') ~ '))))') }}
 {% endmacro %}
 
 
@@ -116,7 +143,7 @@
 
 
 {% macro upsert_parse_partition_values(text, partition_columns, allow_null=false) %}
-    {#- The value lists upsert_partition_values_sql returned. A NULL value fails unless
+    {#- The value lists of upsert_rows_and_partitions_sql's `joinery_partitions`. A NULL value fails unless
         `allow_null`: partition columns of a joinery_upsert model must not be NULL. -#}
     {% set partitions = fromjson(text or '[]') %}
     {% for values in partitions if not allow_null %}
@@ -270,6 +297,22 @@
 {% endmacro %}
 
 
+{% macro upsert_work_table(relation, suffix) %}
+    {#- The name of this run's work table `<table>__joinery_<suffix>` (the stage, the janitor), after
+        dropping one that a killed run left. dbt's relation cache listed the schema's tables at the
+        start of the invocation, so when there is none this costs no statement: a `drop table if
+        exists` was a metastore round trip per work table and run. Each use ends by dropping the
+        table, so a second use in the same run finds none either. -#}
+    {% set identifier = relation.identifier ~ '__joinery_' ~ suffix %}
+    {% set leftover = adapter.get_relation(database=relation.database, schema=relation.schema,
+        identifier=identifier) %}
+    {% if leftover is not none %}
+        {% do adapter.drop_relation(leftover) %}
+    {% endif %}
+    {{ return(relation.schema ~ '.' ~ identifier) }}
+{% endmacro %}
+
+
 {% macro upsert_delete_directories(relation, root, paths) %}
     {#- Delete version directories of this table's root, or partition directories in them, and each
         folder that deleting them leaves empty, up to the version directory (never the root).
@@ -283,7 +326,7 @@
         {{ exceptions.raise_compiler_error('joinery_upsert: refusing to delete ' ~ path
             ~ ', which is not a version directory under ' ~ root) }}
     {% endfor %}
-    {% set janitor = relation.schema ~ '.' ~ relation.identifier ~ '__joinery_janitor' %}
+    {% set janitor = joinery.upsert_work_table(relation, 'janitor') %}
     {% set bulk = [] %}
     {% set last_in_folder = {} %}
     {% for path in paths %}
@@ -324,7 +367,6 @@
     {% for level in range(1, levels + 1) %}
         {% do columns.append('joinery_level_' ~ level) %}
     {% endfor %}
-    {% do run_query('drop table if exists ' ~ janitor) %}
     {% do run_query('create table ' ~ janitor ~ ' (unused int, ' ~ columns | join(' int, ') ~ ' int) using parquet'
         ~ ' partitioned by (' ~ columns | join(', ') ~ ')') %}
     {% set partitions = [] %}

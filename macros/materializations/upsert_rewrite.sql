@@ -46,8 +46,7 @@
         change_info, settings) %}
 
     {#- Write the new version into its own directory through a staging table. -#}
-    {% set stage_sql = target.schema ~ '.' ~ target.identifier ~ '__joinery_stage' %}
-    {% do run_query('drop table if exists ' ~ stage_sql) %}
+    {% set stage_sql = joinery.upsert_work_table(target, 'stage') %}
     {% if managed %}
         {% do joinery.upsert_set_pending(target_sql, {'run': run_id, 'state': 'writing', 'dir': version_dir}) %}
     {% endif %}
@@ -276,8 +275,9 @@
     {% if full_build %}
         {% set target_facts = none %}
         {% if target_info is not none and partitions %}
-            {% set target_facts = 'select null, 0, 0, ' ~ joinery.upsert_partition_values_sql('select * from '
-                ~ target_sql, target_partition_columns) %}
+            {% set target_facts = 'select null, 0, 0, joinery_partitions from (\n'
+                ~ joinery.upsert_rows_and_partitions_sql('select * from ' ~ target_sql, target_partition_columns)
+                ~ '\n)' %}
         {% endif %}
         {{ return({'columns': columns, 'partition_columns': partition_columns, 'selects': [new_rows],
             'target_facts': target_facts, 'target_partition_columns': target_partition_columns,
@@ -301,15 +301,16 @@
         left join from the changes had to build the table's keys instead, 1M of them for the
         benchmark's fk_join result (1.0 s against 0.2 s for the inner join). Keys are unique in the
         table, so each matched change is one row of the join. -#}
-    {% set target_facts = 'select (select count(*) from ' ~ target_sql ~ ' where ' ~ touched ~ '),\n'
-        ~ '    count_if(' ~ live ~ '),\n'
-        ~ '    count_if(not (' ~ live ~ ')),\n'
-        ~ '    ' ~ (joinery.upsert_partition_values_sql('select * from ' ~ target_sql ~ ' where ' ~ touched,
-            target_partition_columns) if partitions else 'null') ~ '\n'
+    {% set target_facts = 'select target.joinery_rows, matched.joinery_updated, matched.joinery_deleted,'
+        ~ ' target.joinery_partitions\nfrom (\n'
+        ~ joinery.upsert_rows_and_partitions_sql('select * from ' ~ target_sql ~ ' where ' ~ touched,
+            target_partition_columns if partitions else []) ~ '\n) as target\n'
+        ~ 'cross join (\nselect count_if(' ~ live ~ ') as joinery_updated,\n'
+        ~ '    count_if(not (' ~ live ~ ')) as joinery_deleted\n'
         ~ 'from (select ' ~ key_list | join(', ') ~ ' from ' ~ target_sql ~ ' as current where ' ~ touched
             ~ ') as current\n'
         ~ 'join ' ~ changes ~ ' as changed\n'
-        ~ '    on ' ~ joinery.upsert_key_match(change_info['keys'], 'changed', 'current') %}
+        ~ '    on ' ~ joinery.upsert_key_match(change_info['keys'], 'changed', 'current') ~ '\n) as matched' %}
     {% set carried = 'select\n        ' ~ joinery.upsert_column_select(columns, target_names, 'current')
         ~ '\n    from ' ~ target_sql ~ ' as current\n    where (' ~ touched
             ~ ')\n        and not exists (select 1 from ' ~ changes ~ ' as changed where '
@@ -325,10 +326,9 @@
         (`target_facts`) in the same statement: the rows the version must hold, the table's
         partitions it replaces, and the run's summary. One statement instead of one before the write
         and one after it: the two parts run side by side, and a Thrift server or cluster sees one
-        round trip fewer. It names the cached changes once (upsert_partition_values_sql says why
-        that matters). -#}
-    {% set written_sql = 'select count(*), ' ~ (joinery.upsert_partition_values_sql('select * from '
-        ~ stage_sql, stage_partitions) if stage_partitions else 'null') ~ ' from ' ~ stage_sql %}
+        round trip fewer. It names the cached changes once: naming them twice in one statement makes
+        Spark compute them again when their query uses a CTE twice (compact's, fk_join's). -#}
+    {% set written_sql = joinery.upsert_rows_and_partitions_sql('select * from ' ~ stage_sql, stage_partitions) %}
     {% if plan.target_facts %}
         {% set row = run_query('select * from (' ~ written_sql ~ ') as written\ncross join (\n'
             ~ plan.target_facts ~ '\n) as current').rows[0] %}
