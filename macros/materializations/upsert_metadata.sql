@@ -354,11 +354,11 @@
         locations of a managed table's partitions. So `paths` become the partitions of a throwaway
         managed table `janitor` with `levels` partition columns:
         - one level: the table is dropped; the metastore deletes every partition location in one
-          call. Four statements, however many paths.
+          call. Three statements, however many paths.
         - more: its partitions are dropped first (one partial spec), then the table. The metastore
           deletes each partition's location and then each parent folder the drop left empty, up to
           `levels` - 1 levels up (HiveMetaStore.deleteParentRecursive): with as many levels as the
-          path lies below the table's root, that stops at the version directory. Five statements,
+          path lies below the table's root, that stops at the version directory. Four statements,
           and a metastore call per path. -#}
     {% if paths | length == 0 %}
         {{ return(none) }}
