@@ -27,5 +27,5 @@
             {{ joinery.upsert_merge_sql(target_sql, changes, change_info['keys'], names, change_info.deleted) }}
         {% endcall %}
     {% endif %}
-    {% do run_query('uncache table if exists ' ~ changes) %}
+    {% do joinery.upsert_drop_changes(changes) %}
 {% endmacro %}

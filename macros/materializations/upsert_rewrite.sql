@@ -21,7 +21,7 @@
         {#- Nothing changed: no rewrite, no commit; the table keeps its files and location. -#}
         {% call statement('main') %}select 'joinery_upsert: no changed rows' as status{% endcall %}
         {{ log('joinery_upsert ' ~ target ~ ': no changed rows, table left unchanged', info=true) }}
-        {% do run_query('uncache table if exists ' ~ changes) %}
+        {% do joinery.upsert_drop_changes(changes) %}
         {{ return(none) }}
     {% endif %}
 
@@ -147,7 +147,7 @@
         {% do joinery.upsert_set_pending(target_sql, journal) %}
         {% do joinery.upsert_apply_commit(target, root, journal) %}
     {% endif %}
-    {% do run_query('uncache table if exists ' ~ changes) %}
+    {% do joinery.upsert_drop_changes(changes) %}
     {{ log('joinery_upsert ' ~ target ~ ': ' ~ facts.summary ~ '; version ' ~ run_id ~ ' has ' ~ written ~ ' rows'
         ~ ((' in ' ~ produced | length ~ ' rewritten partitions, ' ~ journal['drop'] | length
             ~ ' dropped') if partitions else ''), info=true) }}
