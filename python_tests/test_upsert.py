@@ -235,6 +235,11 @@ def test_argument_errors_and_delta_merge(dbt, spark, tmp_path):
     assert '`partition_by` got "country": no such column' in messages["upsert_error_partition_missing"]
     assert '`file_format` got "csv"' in messages["upsert_error_file_format"]
     assert '2 rows for the key {"country":"NL","customer_id":1}' in messages["upsert_error_duplicate_key"]
+    # The errors found once the changes are cached drop them first, not leaving them in the session.
+    for model in ["key_missing", "marker_type", "partition_missing", "duplicate_key"]:
+        view = f"upsert_error_{model}__joinery_changes_"
+        dropped = [sql for _, sql in result.statements if f"drop view if exists {view}" in sql]
+        assert len(dropped) == 1, (model, dropped)
 
     log = (tmp_path / "dbt.log").read_text()
     assert "does not support MERGE INTO TABLE" in log

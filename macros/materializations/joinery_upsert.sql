@@ -81,7 +81,11 @@
 
 
 {% macro upsert_drop_changes(changes) %}
-    {#- Drop the run's cached changes (`drop view` uncaches a temp view as it drops it). -#}
+    {#- Drop the run's cached changes (`drop view` uncaches a temp view as it drops it): at the end
+        of a run, and before each error joinery raises once they are cached, so that a failed run
+        does not leave them cached in a long-lived session (the embedded target's, a Thrift
+        server's). An error Spark raises cannot be caught in Jinja; that run's cache is left to
+        Spark. -#}
     {% do run_query('drop view if exists ' ~ changes) %}
 {% endmacro %}
 
@@ -99,6 +103,7 @@
     {% for key in settings.unique_key %}
         {% set found = joinery.find_column(names, key) %}
         {% if found is none %}
+            {% do joinery.upsert_drop_changes(changes) %}
             {{ joinery.raise_argument_error(where, 'unique_key', key,
                 "no such column in the model's SELECT; its columns are " ~ tojson(names)) }}
         {% endif %}
@@ -108,6 +113,7 @@
     {% for column in settings.partition_by %}
         {% set found = joinery.find_column(names, column) %}
         {% if found is none %}
+            {% do joinery.upsert_drop_changes(changes) %}
             {{ joinery.raise_argument_error(where, 'partition_by', column,
                 "no such column in the model's SELECT; its columns are " ~ tojson(names)) }}
         {% endif %}
@@ -117,6 +123,7 @@
     {% if deleted is not none %}
         {% set deleted_type = (columns | selectattr('name', 'equalto', deleted) | first)['type'] %}
         {% if deleted_type | lower != 'boolean' %}
+            {% do joinery.upsert_drop_changes(changes) %}
             {{ joinery.raise_argument_error(where, 'deleted_column', deleted,
                 'the delete marker must be a boolean column, but it is ' ~ deleted_type) }}
         {% endif %}
@@ -148,6 +155,7 @@
             ~ (', collect_set(array(' ~ casts | join(', ') ~ ')) as partitions' if casts else '') ~ '\n'
         ~ '      from ' ~ changes ~ ' group by ' ~ key_list ~ ')').rows[0] %}
     {% if stats[3] > 1 %}
+        {% do joinery.upsert_drop_changes(changes) %}
         {{ exceptions.raise_compiler_error(where ~ ': the changed rows hold ' ~ stats[3]
             ~ ' rows for the key ' ~ stats[4]
             ~ ' (unique_key ' ~ tojson(keys)

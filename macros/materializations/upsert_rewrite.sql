@@ -79,6 +79,7 @@
         facts.written_partitions, lowercase_names=settings.file_format == 'hive') if partitions else {} %}
     {% do run_query('drop table ' ~ stage_sql) %}
     {% if written != facts.expected_rows %}
+        {% do joinery.upsert_drop_changes(changes) %}
         {{ exceptions.raise_compiler_error('joinery_upsert ' ~ target ~ ': the new version in ' ~ version_dir
             ~ ' has '
             ~ written ~ ' rows where ' ~ facts.expected_rows ~ ' were expected; the table was not changed') }}
@@ -224,6 +225,7 @@
         {% set target_names = target_info.columns | map(attribute='name') | list %}
         {% if target_info.partition_columns | map('lower') | list != partitions | map('lower') | list %}
             {% if not full_build %}
+                {% do joinery.upsert_drop_changes(changes) %}
                 {{ joinery.raise_argument_error(where, 'partition_by', settings.partition_by,
                     'the table is partitioned by ' ~ tojson(target_info.partition_columns)
                         ~ '; change partitioning with --full-refresh') }}
@@ -238,6 +240,7 @@
                 {% set change_type = (change_info.columns | selectattr('name', 'equalto', found) | first)['type'] %}
                 {% if not joinery.upsert_types_compatible(column.type, change_type) %}
                     {% if not full_build %}
+                        {% do joinery.upsert_drop_changes(changes) %}
                         {{ exceptions.raise_compiler_error(where ~ ': column ' ~ found ~ ' is ' ~ change_type
                             ~ ' in the model but '
                             ~ column.type ~ ' in ' ~ target_sql
