@@ -39,6 +39,13 @@
     {% if not joinery.is_incremental() %}
         {{ return('(' ~ fallback ~ ')') }}
     {% endif %}
+    {{ return(joinery.watermark_subquery(column, fallback)) }}
+{% endmacro %}
+
+
+{% macro watermark_subquery(column, fallback) %}
+    {#- `(select coalesce(max(column), fallback) from this)`, for callers that already know the run
+        is incremental (each is_incremental() is a `show tblproperties`). -#}
     {{ return('(select coalesce(max(' ~ joinery.quote_identifier(column) ~ '), ' ~ fallback ~ ') from '
         ~ this ~ ')') }}
 {% endmacro %}
@@ -59,7 +66,8 @@
     {% if not joinery.is_incremental() %}
         {{ return('true') }}
     {% endif %}
-    {{ return('coalesce(' ~ source_column ~ ' > ' ~ joinery.previous_max(stored) ~ ', true)') }}
+    {#- Not previous_max, which would ask is_incremental() a second time. -#}
+    {{ return('coalesce(' ~ source_column ~ ' > ' ~ joinery.watermark_subquery(stored, 'null') ~ ', true)') }}
 {% endmacro %}
 
 

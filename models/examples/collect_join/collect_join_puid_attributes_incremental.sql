@@ -15,30 +15,18 @@ mappings as (
     select * from {{ ref('collect_join_mappings') }}
 ),
 
--- The first run (or --full-refresh) has no watermark: every row is new and every PUID affected.
-watermarks as (
-    {% if joinery.is_incremental() %}
-        select
-            coalesce(max(attributes_loaded_through), -1) as attributes_loaded_through,
-            coalesce(max(mappings_loaded_through), -1) as mappings_loaded_through
-        from {{ this }}
-    {% else %}
-        select
-            -1 as attributes_loaded_through,
-            -1 as mappings_loaded_through
-    {% endif %}
-),
-
+-- New rows: TIME above the watermark stored in the table (joinery.new_rows_filter); on the first
+-- run (or --full-refresh) every row is new and every PUID affected.
 new_attributes as (
     select attributes.uid
     from attributes
-    where attributes.time > (select watermarks.attributes_loaded_through from watermarks)
+    where {{ joinery.new_rows_filter('attributes.time', 'attributes_loaded_through') }}
 ),
 
 new_mappings as (
     select mappings.puid
     from mappings
-    where mappings.time > (select watermarks.mappings_loaded_through from watermarks)
+    where {{ joinery.new_rows_filter('mappings.time', 'mappings_loaded_through') }}
 ),
 
 -- Used in probe_where, inside the collect_join call.
