@@ -11,6 +11,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -196,6 +197,10 @@ def environment(**values: str | None) -> Iterator[None]:
                 os.environ[key] = value
 
 
+# dbt's comment before every statement it sends (the `query-comment` config).
+QUERY_COMMENT = re.compile(r"^\s*/\*.*?\*/", re.DOTALL)
+
+
 @dataclass
 class DbtResult:
     """What one dbt invocation did: success, per-node statuses and messages, and any exception."""
@@ -204,7 +209,8 @@ class DbtResult:
     success: bool
     exception: BaseException | None
     nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # (node unique_id, SQL) of every statement dbt sent to Spark, in order ('' outside a node).
+    # (node unique_id, SQL) of every statement dbt sent to Spark, in order ('' outside a node), without
+    # dbt's leading query comment (`/* {"app": "dbt", ...} */`) and surrounding whitespace.
     statements: list[tuple[str, str]] = field(default_factory=list)
 
     @property
@@ -304,7 +310,8 @@ class DbtProject:
         def record_statement(event) -> None:
             # dbt hands every event to callbacks, whatever the log level.
             if event.info.name == "SQLQuery":
-                statements.append((event.data.node_info.unique_id, event.data.sql))
+                sql = QUERY_COMMENT.sub("", event.data.sql, count=1).strip()
+                statements.append((event.data.node_info.unique_id, sql))
 
         saved_parse = self.restore_partial_parse(schema or self.schema, vars)
         with environment(JOINERY_SCHEMA=schema or self.schema, **self.env, **(env or {})):
