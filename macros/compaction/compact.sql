@@ -56,8 +56,9 @@
         {% if not execute %}
             {{ return('select 1 as joinery_unresolved') }}
         {% endif %}
-        {{ return(joinery.compaction_full_sql(snapshot, deltas, plan, settings,
-            joinery.compaction_superseded_sql(snapshot, plan, settings))) }}
+        {{ return(joinery.compaction_watermark_comment(loaded_at, none, written=true) ~ '\n'
+            ~ joinery.compaction_full_sql(snapshot, deltas, plan, settings,
+                joinery.compaction_superseded_sql(snapshot, plan, settings))) }}
     {% endif %}
     {% do settings.update({'equal_columns': joinery.as_list(partition_by, 'partition_by', 'compact')
         if partition_by else []}) %}
@@ -379,13 +380,16 @@ where not {{ joinery.compaction_deleted_sql(settings) }}
     {% if rebase %}
         {% set full_plan = joinery.compaction_plan([snapshot] + deltas, identity_names, settings, defaults, removed) %}
         {% set full_sql = joinery.compaction_full_sql(snapshot, deltas, full_plan, settings, snapshot_newest_sql) %}
-        {{ return(joinery.compaction_diff_sql(full_sql, full_plan, target, target_names, settings)) }}
+        {{ return(joinery.compaction_watermark_comment(settings.loaded_at, none, written=true, floor=probe[1]) ~ '\n'
+            ~ joinery.compaction_diff_sql(full_sql, full_plan, target, target_names, settings)) }}
     {% endif %}
     {% if reshaped.value %}
         {#- The table plays the snapshot; only the new delta rows are read. -#}
         {% set full_sql = joinery.compaction_full_sql(target, deltas, plan, settings, snapshot_newest_sql,
             watermark_sql) %}
-        {{ return(joinery.compaction_diff_sql(full_sql, plan, target, target_names, settings)) }}
+        {{ return(joinery.compaction_watermark_comment(settings.loaded_at, none, written=true,
+                floor=probe[0] if settings.loaded_at is not none else none) ~ '\n'
+            ~ joinery.compaction_diff_sql(full_sql, plan, target, target_names, settings)) }}
     {% endif %}
 
     {% set delta_ctes = joinery.compaction_delta_ctes(deltas, plan, settings, snapshot_newest_sql, watermark_sql) %}
@@ -476,22 +480,28 @@ where
 {% endmacro %}
 
 
-{% macro compaction_watermark_comment(column, value) %}
+{% macro compaction_watermark_comment(column, value, written=false, floor=none) %}
     {#- `/* joinery.watermark {"column": ..., "value": ...} */`: the watermark this SELECT reads
         up to, for the joinery_upsert commit to store with the rows (upsert_model_watermark). '' when
-        there is none. -#}
-    {% if column is none or value is none %}
+        there is none. `written`: the value is not known before the run (a full compaction reads
+        every row), so it is null and the commit stores the newest written value of the column, at
+        least `floor` (upsert_written_watermark), from the scan that already checks the written rows:
+        the next run then needs no scan of the table for it. -#}
+    {% if column is none or (value is none and not written) %}
         {{ return('') }}
     {% endif %}
-    {{ return('/* joinery.watermark ' ~ (tojson({'column': column | lower, 'value': value}) | replace('*/', '*\\/'))
-        ~ ' */') }}
+    {% set annotation = {'column': column | lower, 'value': value} %}
+    {% if written %}
+        {% do annotation.update({'value': none, 'floor': floor}) %}
+    {% endif %}
+    {{ return('/* joinery.watermark ' ~ (tojson(annotation) | replace('*/', '*\\/')) ~ ' */') }}
 {% endmacro %}
 
 
 {% macro compaction_stored_watermark(target, column) %}
     {#- The watermark the table's last joinery_upsert commit stored for loaded_at `column`, or none
-        (no such property, another column, or an empty one: a full build or a model whose SELECT
-        named no single watermark). -#}
+        (no such property, another column, or an empty one: a model whose SELECT named no single
+        watermark, or a commit that wrote no row with a loaded_at). -#}
     {% set text = joinery.upsert_table_properties(target).get('joinery.watermark') or '' %}
     {% if text == '' %}
         {{ return(none) }}
