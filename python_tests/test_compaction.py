@@ -257,7 +257,7 @@ def test_new_batches_then_a_repeated_batch(built, dbt, spark):
     assert not scans, scans
     # Each commit stores the loaded_at its run read up to, for the next run. A rebase and a run that
     # adds a column compare a full compaction with the table: they store the newest loaded_at they
-    # wrote, at least the snapshot's (rebase) or the previous watermark (new column).
+    # selected, at least the snapshot's (rebase) or the previous watermark (new column).
     for model in MODELS:
         newest = LATEST if model == "compaction_rebase_incremental" else LATER
         assert watermark(spark, model) == {"column": "loaded_at", "value": newest}, model

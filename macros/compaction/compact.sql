@@ -484,9 +484,9 @@ where
     {#- `/* joinery.watermark {"column": ..., "value": ...} */`: the watermark this SELECT reads
         up to, for the joinery_upsert commit to store with the rows (upsert_model_watermark). '' when
         there is none. `written`: the value is not known before the run (a full compaction reads
-        every row), so it is null and the commit stores the newest written value of the column, at
-        least `floor` (upsert_written_watermark), from the scan that already checks the written rows:
-        the next run then needs no scan of the table for it. -#}
+        every row), so it is null and the commit stores the column's newest value among the rows the
+        SELECT yields, at least `floor` (upsert_watermark_to_derive), read in the pass over them that
+        already counts them: the next run then needs no scan of the table for it. -#}
     {% if column is none or (value is none and not written) %}
         {{ return('') }}
     {% endif %}

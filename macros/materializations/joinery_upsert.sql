@@ -90,12 +90,13 @@
 {% endmacro %}
 
 
-{% macro upsert_validate_changes(changes, settings, with_partitions=false) %}
+{% macro upsert_validate_changes(changes, settings, with_partitions=false, newest_of=none) %}
     {#- Check the changed rows' columns against the config; returns their columns (minus the delete
         marker), the key, partition and delete-marker columns as spelled in the SELECT, and their
         statistics (rows, live rows, duplicate keys). With `with_partitions` (an incremental rewrite of
-        a partitioned table), also the partitions they fall in (`partition_values`), from the same
-        pass over them. -#}
+        a partitioned table), also the partitions they fall in (`partition_values`); with
+        `newest_of` (upsert_watermark_to_derive), the newest value of its column, at least its
+        floor, as a string (`newest`); both from the same pass over them. -#}
     {% set where = settings.where %}
     {% set columns = joinery.upsert_describe(changes)['columns'] %}
     {% set names = columns | map(attribute='name') | list %}
@@ -147,12 +148,23 @@
     {#- Partitions: a set per key, then the set of those (small: one element per distinct set). A
         statement of its own for them cost a second pass over the changes, about 0.3 s. -#}
     {% set casts = joinery.upsert_partition_casts(partitions) if with_partitions and partitions else [] %}
+    {#- The newest value of a watermark column (a column the SELECT lacks yields none). Every changed
+        row was read by this run, so that value never passes a row the run did not read. -#}
+    {% set newest = joinery.find_column(names, newest_of.column) if newest_of is not none else none %}
+    {% set newest_sql = 'null' %}
+    {% if newest is not none %}
+        {% set newest_type = (columns | selectattr('name', 'equalto', newest) | first)['type'] %}
+        {% set newest_sql = 'cast(' ~ ('greatest(cast(' ~ joinery.sql_string(newest_of.floor) ~ ' as ' ~ newest_type
+            ~ '), max(newest))' if newest_of.floor is not none else 'max(newest)') ~ ' as string)' %}
+    {% endif %}
     {% set stats = run_query(
         'select count(*), coalesce(sum(n), 0), coalesce(sum(live), 0), coalesce(max(n), 0), max_by(key_json, n), '
-            ~ ('to_json(array_sort(array_distinct(flatten(collect_set(partitions)))))' if casts else 'null') ~ '\n'
+            ~ ('to_json(array_sort(array_distinct(flatten(collect_set(partitions)))))' if casts else 'null') ~ ', '
+            ~ newest_sql ~ '\n'
         ~ 'from (select count(*) as n, count_if(' ~ live ~ ') as live, to_json(named_struct('
             ~ key_struct | join(', ') ~ ')) as key_json'
-            ~ (', collect_set(array(' ~ casts | join(', ') ~ ')) as partitions' if casts else '') ~ '\n'
+            ~ (', collect_set(array(' ~ casts | join(', ') ~ ')) as partitions' if casts else '')
+            ~ (', max(' ~ joinery.quote_identifier(newest) ~ ') as newest' if newest is not none else '') ~ '\n'
         ~ '      from ' ~ changes ~ ' group by ' ~ key_list ~ ')').rows[0] %}
     {% if stats[3] > 1 %}
         {% do joinery.upsert_drop_changes(changes) %}
@@ -164,5 +176,6 @@
     {% endif %}
     {{ return({'columns': data_columns + partition_columns, 'keys': keys, 'partition_by': partitions,
         'deleted': deleted, 'live': live, 'rows': stats[1] | int, 'live_rows': stats[2] | int,
-        'partition_values': joinery.upsert_parse_partition_values(stats[5], partitions) if casts else none}) }}
+        'partition_values': joinery.upsert_parse_partition_values(stats[5], partitions) if casts else none,
+        'newest': stats[6]}) }}
 {% endmacro %}

@@ -84,24 +84,17 @@
 {% endmacro %}
 
 
-{% macro upsert_written_watermark(annotation, columns) %}
-    {#- For an annotation whose value is null (`{"column": ..., "value": null, "floor": ...}`, compact's
-        full builds): the column whose newest written value the commit stores instead, at least
-        `floor`: {'column': the annotation's name, 'sql': the column quoted, 'type', 'floor'}. None
-        when the annotation has its value (or there is none). A written row is one the run read or
-        one carried from the table, so its newest value never passes a row the run did not read. -#}
+{% macro upsert_watermark_to_derive(annotation) %}
+    {#- For an annotation whose value is null (`{"column": ..., "value": null, "floor": ...}`: compact's
+        full builds, which cannot know the value before they run), what the commit stores instead:
+        the newest value of `column` among the changed rows, at least `floor` (upsert_validate_changes
+        reads it in its pass over them). {'column', 'floor'}; none when the annotation has its
+        value, or there is none. -#}
     {% set parsed = fromjson(annotation) if annotation else none %}
     {% if parsed is not mapping or parsed.get('value') is not none or parsed.get('column') is not string %}
         {{ return(none) }}
     {% endif %}
-    {% set found = joinery.find_column(columns | map(attribute='name') | list, parsed['column']) %}
-    {% if found is none %}
-        {{ return(none) }}
-    {% endif %}
-    {% set column = columns | selectattr('name', 'equalto', found) | first %}
-    {% set floor = parsed.get('floor') %}
-    {{ return({'column': parsed['column'], 'sql': joinery.quote_identifier(found), 'type': column.type,
-        'floor': floor if floor is string else none}) }}
+    {{ return({'column': parsed['column'], 'floor': parsed['floor'] if parsed.get('floor') is string else none}) }}
 {% endmacro %}
 
 
@@ -114,23 +107,20 @@
 {% endmacro %}
 
 
-{% macro upsert_rows_and_partitions_sql(sql, partition_columns, newest_sql=none) %}
+{% macro upsert_rows_and_partitions_sql(sql, partition_columns) %}
     {#- A one-row SELECT of the rows of `sql`: `joinery_rows`, their count, and `joinery_partitions`,
         their distinct partitions (upsert_partition_list_sql; NULL when there are no partition
-        columns); with `newest_sql` (a column), also `joinery_newest`, its greatest value. One scan,
-        grouped by partition: a count beside a scalar subquery of the distinct partitions read the
-        rows twice (0.81 s against 1.08 s for both sides of a partitioned run's check, medians of 9). -#}
-    {% set newest = [] if newest_sql is none else ['max(' ~ newest_sql ~ ') as joinery_newest'] %}
+        columns). One scan, grouped by partition: a count beside a scalar subquery of the distinct
+        partitions read the rows twice (0.81 s against 1.08 s for both sides of a partitioned run's
+        check, medians of 9). -#}
     {% if not partition_columns %}
         {#- A plain count: a sum over a one-row count would add an aggregation and its exchange. -#}
-        {{ return('select ' ~ (['count(*) as joinery_rows', 'cast(null as string) as joinery_partitions'] + newest)
-            | join(', ') ~ '\nfrom (\n' ~ sql ~ '\n)') }}
+        {{ return('select count(*) as joinery_rows, cast(null as string) as joinery_partitions\nfrom (\n'
+            ~ sql ~ '\n)') }}
     {% endif %}
-    {{ return('select ' ~ (['coalesce(sum(n), 0) as joinery_rows',
-            joinery.upsert_partition_list_sql(partition_columns) ~ ' as joinery_partitions']
-            + (['max(joinery_newest) as joinery_newest'] if newest else [])) | join(', ')
-        ~ '\nfrom (\n'
-        ~ joinery.upsert_partition_rollup_sql(sql, partition_columns, ['count(*) as n'] + newest) ~ '\n)') }}
+    {{ return('select coalesce(sum(n), 0) as joinery_rows, ' ~ joinery.upsert_partition_list_sql(partition_columns)
+        ~ ' as joinery_partitions\nfrom (\n'
+        ~ joinery.upsert_partition_rollup_sql(sql, partition_columns, ['count(*) as n']) ~ '\n)') }}
 {% endmacro %}
 
 

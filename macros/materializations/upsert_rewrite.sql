@@ -14,7 +14,10 @@
     {% set full_build = existing is none or not managed or should_full_refresh() %}
 
     {% set changes = joinery.upsert_stage_changes(sql) %}
-    {% set change_info = joinery.upsert_validate_changes(changes, settings, with_partitions=not full_build) %}
+    {% set annotation = joinery.upsert_model_watermark(sql) %}
+    {% set newest_of = joinery.upsert_watermark_to_derive(annotation) %}
+    {% set change_info = joinery.upsert_validate_changes(changes, settings, with_partitions=not full_build,
+        newest_of=newest_of) %}
     {% set partitions = change_info.partition_by %}
 
     {% if not full_build and change_info.rows == 0 %}
@@ -72,10 +75,8 @@
         model that spells a partition column differently from the table must still match its
         partitions. -#}
     {% set stage_partitions = plan.partition_columns | map(attribute='name') | list %}
-    {% set annotation = joinery.upsert_model_watermark(sql) %}
-    {% set written_watermark = joinery.upsert_written_watermark(annotation, plan.columns) %}
     {% set facts = joinery.upsert_version_facts(stage_sql, stage_partitions if partitions else [], plan,
-        change_info, full_build, written_watermark) %}
+        change_info, full_build) %}
     {% set written = facts.written %}
     {% set produced = joinery.upsert_written_partition_locations(stage_sql, version_dir, stage_partitions,
         facts.written_partitions, lowercase_names=settings.file_format == 'hive') if partitions else {} %}
@@ -89,8 +90,9 @@
 
     {#- Commit. -#}
     {% set journal = {'run': run_id, 'state': 'committing', 'location': none, 'add_columns': plan.add_columns,
-        'watermark': annotation if written_watermark is none
-            else (tojson({'column': written_watermark.column, 'value': facts.newest}) if facts.newest is not none else ''),
+        'watermark': annotation if newest_of is none
+            else (tojson({'column': newest_of.column, 'value': change_info.newest})
+                if change_info.newest is not none else ''),
         'set': [], 'add': [], 'drop': [], 'keep': [],
         'delete': fromjson(joinery.upsert_read_chunked_property(properties, 'joinery.garbage') or '[]')
             if managed else []} %}
@@ -327,27 +329,20 @@
 {% endmacro %}
 
 
-{% macro upsert_version_facts(stage_sql, stage_partitions, plan, change_info, full_build, watermark=none) %}
+{% macro upsert_version_facts(stage_sql, stage_partitions, plan, change_info, full_build) %}
     {#- The written version's row count and partitions, with the table's figures of the plan
         (`target_facts`) in the same statement: the rows the version must hold, the table's
         partitions it replaces, and the run's summary. One statement instead of one before the write
         and one after it: the two parts run side by side, and a Thrift server or cluster sees one
         round trip fewer. It names the cached changes once: naming them twice in one statement makes
-        Spark compute them again when their query uses a CTE twice (compact's, fk_join's).
-        `watermark` (upsert_written_watermark): also the newest written value of its column, at
-        least its floor, as a string (`newest`), from the same scan of the written version. -#}
-    {% set written_sql = joinery.upsert_rows_and_partitions_sql('select * from ' ~ stage_sql, stage_partitions,
-        watermark.sql if watermark is not none else none) %}
-    {% set newest_sql = 'cast(null as string)' %}
-    {% if watermark is not none %}
-        {% set newest_sql = 'cast(' ~ ('greatest(cast(' ~ joinery.sql_string(watermark.floor) ~ ' as '
-            ~ watermark.type ~ '), written.joinery_newest)' if watermark.floor is not none
-            else 'written.joinery_newest') ~ ' as string)' %}
+        Spark compute them again when their query uses a CTE twice (compact's, fk_join's). -#}
+    {% set written_sql = joinery.upsert_rows_and_partitions_sql('select * from ' ~ stage_sql, stage_partitions) %}
+    {% if plan.target_facts %}
+        {% set row = run_query('select * from (' ~ written_sql ~ ') as written\ncross join (\n'
+            ~ plan.target_facts ~ '\n) as current').rows[0] %}
+    {% else %}
+        {% set row = run_query(written_sql).rows[0] | list + [none, 0, 0, none] %}
     {% endif %}
-    {% set row = run_query('select written.joinery_rows, written.joinery_partitions, '
-        ~ ('current.*' if plan.target_facts else 'null, 0, 0, null') ~ ', ' ~ newest_sql ~ '\nfrom ('
-        ~ written_sql ~ ') as written'
-        ~ ('\ncross join (\n' ~ plan.target_facts ~ '\n) as current' if plan.target_facts else '')).rows[0] %}
     {% set existing_partitions = joinery.upsert_specs_of_values(plan.target_partition_columns,
         joinery.upsert_parse_partition_values(row[5], plan.target_partition_columns)) if row[5] is not none else [] %}
     {% if full_build %}
@@ -362,6 +357,5 @@
     {% endif %}
     {{ return({'written': row[0] | int,
         'written_partitions': joinery.upsert_parse_partition_values(row[1], stage_partitions) if stage_partitions else [],
-        'expected_rows': expected, 'existing_partitions': existing_partitions, 'summary': summary,
-        'newest': row[6]}) }}
+        'expected_rows': expected, 'existing_partitions': existing_partitions, 'summary': summary}) }}
 {% endmacro %}
