@@ -83,7 +83,10 @@ def render(results: list[dict[str, Any]], machine: dict[str, str], args: argpars
             lines += [f"### {result['case']}", "", *[f"- {note}" for note in result["notes"]], ""]
     if OPTIMIZATIONS.exists():
         lines += ["## What each optimization bought", "", OPTIMIZATIONS.read_text().strip(), ""]
-    lines += ["## Raw JSON lines", "", "```json", *[json.dumps(result) for result in results], "```", ""]
+    # The machine's line too, as an `--all` run prints it: `--report` can rebuild this file from it.
+    repetitions = args.repeats if isinstance(args.repeats, int) else "per case"
+    machine_line = json.dumps({"machine": {**machine, "repetitions": repetitions}})
+    lines += ["## Raw JSON lines", "", "```json", *[json.dumps(result) for result in results], machine_line, "```", ""]
     return "\n".join(lines)
 
 
