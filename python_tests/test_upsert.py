@@ -30,7 +30,7 @@ PARTITIONED = ["upsert_customers_by_country", "upsert_customers_avro_by_country"
 # so the module's invocations share as few as they can: the test-only models (disabled unless their
 # var is set) are enabled in all of them and left out of EXAMPLES by EXCLUDE, and
 # upsert_through_batch is spelled out at its default, 2, unless a run stops at batch 1.
-TEST_ONLY = ["error_cases", "long_journal", "punctuated_partitions"]
+TEST_ONLY = ["error_cases", "long_journal", "punctuated_partitions", "location_root"]
 MODULE_VARS = {**{f"upsert_{name}": True for name in TEST_ONLY}, "upsert_through_batch": 2}
 EXAMPLES = ["path:seeds/upsert", "path:models/examples/upsert"]
 EXCLUDE = ["--exclude", *(f"path:models/examples/upsert/{name}" for name in TEST_ONLY)]
@@ -332,3 +332,40 @@ def test_partition_values_with_a_comma_and_a_quote_are_upserted_in_place(dbt, sp
         (4, "Di", "Nice, FR"),
     ]
     assert locations[0] == locations[1]
+
+
+def test_a_location_root_without_a_scheme_gets_its_versions_and_their_clean_up(dbt, spark, tmp_path):
+    # location_root as a plain path (no `file:` or `hdfs:`), which the metastore stores with its
+    # scheme. Three runs, each rewriting every row: the current version and the previous one stay
+    # under the root, nothing older (superseded versions were never deleted when the root was
+    # compared, as written, with the metastore's locations).
+    root = tmp_path / "lake"
+    statements = []
+    for run in (1, 2, 3):
+        statements = dbt.invoke(
+            "run",
+            "--select",
+            "path:models/examples/upsert/location_root",
+            schema=SCHEMA,
+            vars=MODULE_VARS,
+            env={"JOINERY_LOCATION_ROOT": str(root), "JOINERY_LOCATION_ROOT_RUN": str(run)},
+        ).statements
+    expected = [(1, "Ada", "Paris"), (2, "Bo", "Nice"), (11, "Run", "Lyon"), (12, "Run", "Lyon"), (13, "Run", "Lyon")]
+    for model in ("upsert_location_root_flat", "upsert_location_root_by_city"):
+        table = f"{SCHEMA}.{model}"
+        spark.execute(f"refresh table {table}")
+        assert spark.rows(table, ["customer_id", "name", "city"], order_by="customer_id") == expected, model
+        location = describe_location(spark, table)
+        assert Path(urlparse(location).path).is_relative_to(root / model), location
+        versions = sorted(path.name for path in (root / model).iterdir() if path.name.startswith("v_"))
+        assert len(versions) == 2, (model, versions)
+    # The partitions of the last version live in it, at the locations derived from the qualified
+    # root: one staged partition described to check them, not each of the three.
+    current = versions[-1]
+    for city in ("Paris", "Nice", "Lyon"):
+        partition = describe_location(spark, f"{SCHEMA}.upsert_location_root_by_city partition (city = '{city}')")
+        assert Path(urlparse(partition).path) == root / "upsert_location_root_by_city" / current / f"city={city}"
+    described = [sql for _, sql in statements if "upsert_location_root_by_city__joinery_stage partition" in sql]
+    assert len(described) == 1, described
+    # The first build stored the qualified root: later runs need no probe table to qualify it.
+    assert not [sql for _, sql in statements if "__joinery_probe" in sql]

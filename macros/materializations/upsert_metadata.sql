@@ -298,6 +298,25 @@
 {% endmacro %}
 
 
+{% macro upsert_qualified_location(relation, location) %}
+    {#- `location` as the metastore spells it, with its scheme (`file:/...`, `hdfs://...`). The
+        metastore qualifies a path written without one (a `location_root` such as `/mnt/lake`) when
+        it stores it, so every later comparison with a location it reports failed: which directories
+        are this table's versions (superseded ones were never deleted) and the derived partition
+        locations (every partition was described). A path with a scheme is returned as it is; one
+        without costs three statements: a throwaway external table at the path, described, dropped
+        (an external table's files stay). -#}
+    {% if modules.re.match('^[A-Za-z][A-Za-z0-9+.-]*:', location) %}
+        {{ return(location) }}
+    {% endif %}
+    {% set probe = joinery.upsert_work_table(relation, 'probe') %}
+    {% do run_query('create table ' ~ probe ~ ' (unused int) using parquet location ' ~ joinery.sql_string(location)) %}
+    {% set qualified = joinery.upsert_describe(probe)['location'] %}
+    {% do run_query('drop table ' ~ probe) %}
+    {{ return(qualified) }}
+{% endmacro %}
+
+
 {% macro upsert_version_directory(root, run_id) %}
     {#- Where a run writes its version: `v_<run id>` under the table's root. Not `_v...` or `.v...`:
         Hadoop's FileInputFormat, which Hive SerDe tables read through, skips such paths, the table

@@ -30,9 +30,9 @@
 
     {#- Where versions live. -#}
     {% if managed %}
-        {% set root = properties['joinery.root'] %}
+        {% set root = joinery.upsert_qualified_location(target, properties['joinery.root']) %}
     {% elif config.get('location_root') %}
-        {% set root = config.get('location_root') ~ '/' ~ target.identifier %}
+        {% set root = joinery.upsert_qualified_location(target, config.get('location_root') ~ '/' ~ target.identifier) %}
     {% else %}
         {% set root = joinery.upsert_schema_location(target.schema) ~ '/' ~ target.identifier %}
     {% endif %}

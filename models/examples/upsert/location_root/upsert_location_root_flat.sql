@@ -1,0 +1,20 @@
+-- A joinery_upsert table under a `location_root` written as a plain path, without a scheme, as
+-- dbt-spark users often write it (the metastore reports `file:/...` or `hdfs://...`):
+-- python_tests/test_upsert.py runs it three times. Built only with
+-- --vars '{upsert_location_root: true}'; the root comes from env var JOINERY_LOCATION_ROOT and the
+-- rows from JOINERY_LOCATION_ROOT_RUN (env vars, so that dbt parses only this folder again).
+{{ config(
+    enabled=var('upsert_location_root', false), materialized='joinery_upsert',
+    file_format='parquet', unique_key='customer_id',
+    location_root=env_var('JOINERY_LOCATION_ROOT', '/tmp/joinery_location_root')
+) }}
+
+select
+    customer_id,
+    name,
+    city
+from values
+    (1, 'Ada', 'Paris'),
+    (2, 'Bo', 'Nice'),
+    ({{ env_var('JOINERY_LOCATION_ROOT_RUN', '1') }} + 10, 'Run', 'Lyon')
+        as changes (customer_id, name, city)
