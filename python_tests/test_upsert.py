@@ -334,12 +334,17 @@ def test_partition_values_with_a_comma_and_a_quote_are_upserted_in_place(dbt, sp
     assert locations[0] == locations[1]
 
 
-def test_a_location_root_without_a_scheme_gets_its_versions_and_their_clean_up(dbt, spark, tmp_path):
-    # location_root as a plain path (no `file:` or `hdfs:`), which the metastore stores with its
-    # scheme. Three runs, each rewriting every row: the current version and the previous one stay
-    # under the root, nothing older (superseded versions were never deleted when the root was
-    # compared, as written, with the metastore's locations).
+@pytest.mark.parametrize("spelling", ["{path}", "file://{path}/"])
+def test_a_location_root_as_users_write_it_gets_its_versions_and_their_clean_up(dbt, spark, tmp_path, spelling):
+    # location_root as users write it: a plain path (no scheme), or a URI with an empty authority and
+    # a trailing slash. The metastore stores either as `file:/...`. Three runs, each rewriting every
+    # row: the current version and the previous one stay under the root, nothing older (superseded
+    # versions were never deleted when the root was compared, as written, with the metastore's
+    # locations).
     root = tmp_path / "lake"
+    models = ("upsert_location_root_flat", "upsert_location_root_by_city")
+    for model in models:  # a table keeps the root it was built with
+        spark.execute(f"drop table if exists {SCHEMA}.{model}")
     statements = []
     for run in (1, 2, 3):
         statements = dbt.invoke(
@@ -348,10 +353,10 @@ def test_a_location_root_without_a_scheme_gets_its_versions_and_their_clean_up(d
             "path:models/examples/upsert/location_root",
             schema=SCHEMA,
             vars=MODULE_VARS,
-            env={"JOINERY_LOCATION_ROOT": str(root), "JOINERY_LOCATION_ROOT_RUN": str(run)},
+            env={"JOINERY_LOCATION_ROOT": spelling.format(path=root), "JOINERY_LOCATION_ROOT_RUN": str(run)},
         ).statements
     expected = [(1, "Ada", "Paris"), (2, "Bo", "Nice"), (11, "Run", "Lyon"), (12, "Run", "Lyon"), (13, "Run", "Lyon")]
-    for model in ("upsert_location_root_flat", "upsert_location_root_by_city"):
+    for model in models:
         table = f"{SCHEMA}.{model}"
         spark.execute(f"refresh table {table}")
         assert spark.rows(table, ["customer_id", "name", "city"], order_by="customer_id") == expected, model

@@ -74,7 +74,7 @@
         {{ return(false) }}
     {% endif %}
     {% set journal = fromjson(pending) %}
-    {% set root = joinery.upsert_qualified_location(relation, properties['joinery.root']) %}
+    {% set root = joinery.upsert_qualified_location(relation, properties['joinery.root'], unless_qualified=true) %}
     {% if journal['state'] == 'committing' %}
         {{ log('joinery_upsert: finishing the commit of run ' ~ journal['run'] ~ ' on ' ~ relation
             ~ ', interrupted earlier', info=true) }}

@@ -298,15 +298,16 @@
 {% endmacro %}
 
 
-{% macro upsert_qualified_location(relation, location) %}
-    {#- `location` as the metastore spells it, with its scheme (`file:/...`, `hdfs://...`). The
-        metastore qualifies a path written without one (a `location_root` such as `/mnt/lake`) when
-        it stores it, so every later comparison with a location it reports failed: which directories
-        are this table's versions (superseded ones were never deleted) and the derived partition
-        locations (every partition was described). A path with a scheme is returned as it is; one
-        without costs three statements: a throwaway external table at the path, described, dropped
-        (an external table's files stay). -#}
-    {% if modules.re.match('^[A-Za-z][A-Za-z0-9+.-]*:', location) %}
+{% macro upsert_qualified_location(relation, location, unless_qualified=false) %}
+    {#- `location` as the metastore spells it (`file:/mnt/lake`, `hdfs://namenode:8020/lake`). The
+        metastore normalizes a path when it stores it (`/mnt/lake`, `file:///mnt/lake/` and
+        `hdfs:///lake` are all spelled otherwise), so every later comparison of the path as written
+        with a location it reports failed: which directories are this table's versions (superseded
+        ones were never deleted) and the derived partition locations (every partition was
+        described). Three statements: a throwaway external table at the path, described, dropped
+        (an external table's files stay). `unless_qualified`: a path with a scheme is returned as it
+        is (a root joinery stored, which it qualified first). -#}
+    {% if unless_qualified and modules.re.match('^[A-Za-z][A-Za-z0-9+.-]*:', location) %}
         {{ return(location) }}
     {% endif %}
     {% set probe = joinery.upsert_work_table(relation, 'probe') %}

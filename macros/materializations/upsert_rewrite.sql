@@ -30,7 +30,8 @@
 
     {#- Where versions live. -#}
     {% if managed %}
-        {% set root = joinery.upsert_qualified_location(target, properties['joinery.root']) %}
+        {#- Stored qualified; a root without a scheme is one stored before joinery qualified it. -#}
+        {% set root = joinery.upsert_qualified_location(target, properties['joinery.root'], unless_qualified=true) %}
     {% elif config.get('location_root') %}
         {% set root = joinery.upsert_qualified_location(target, config.get('location_root') ~ '/' ~ target.identifier) %}
     {% else %}

@@ -1,6 +1,6 @@
--- A joinery_upsert table under a `location_root` written as a plain path, without a scheme, as
--- dbt-spark users often write it (the metastore reports `file:/...` or `hdfs://...`):
--- python_tests/test_upsert.py runs it three times. Built only with
+-- A joinery_upsert table under a `location_root` spelled otherwise than the metastore stores it
+-- (`/data/lake` or `file:///data/lake/`, stored `file:/data/lake`), as dbt-spark users write it:
+-- python_tests/test_upsert.py runs it three times with each spelling. Built only with
 -- --vars '{upsert_location_root: true}'; the root comes from env var JOINERY_LOCATION_ROOT and the
 -- rows from JOINERY_LOCATION_ROOT_RUN (env vars, so that dbt parses only this folder again).
 {{ config(
