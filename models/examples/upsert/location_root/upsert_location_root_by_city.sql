@@ -1,8 +1,8 @@
--- The partitioned twin of upsert_location_root_flat (see there). Each run adds one customer in a
--- partition of its own and leaves the others untouched.
+-- The partitioned twin of upsert_location_root_flat (see there), stored as ORC: the one example of
+-- that format. Each run adds one customer and writes the two others again.
 {{ config(
     enabled=var('upsert_location_root', false), materialized='joinery_upsert',
-    file_format='parquet', unique_key='customer_id', partition_by=['city'],
+    file_format='orc', unique_key='customer_id', partition_by=['city'],
     location_root=env_var('JOINERY_LOCATION_ROOT', '/tmp/joinery_location_root')
 ) }}
 
