@@ -345,6 +345,22 @@ def test_a_location_root_as_users_write_it_gets_its_versions_and_their_clean_up(
     models = ("upsert_location_root_flat", "upsert_location_root_by_city")
     for model in models:  # a table keeps the root it was built with
         spark.execute(f"drop table if exists {SCHEMA}.{model}")
+    # The flat model starts as a plain `table` at the root, as a project switching to joinery_upsert
+    # has it: joinery_upsert's versions go beside it (dropping a managed table deletes its folder).
+    location_root = spelling.format(path=root)
+    built = dbt.invoke(
+        "run",
+        "--select",
+        "upsert_location_root_flat",
+        schema=SCHEMA,
+        vars=MODULE_VARS,
+        env={
+            "JOINERY_LOCATION_ROOT": location_root,
+            "JOINERY_LOCATION_ROOT_RUN": "0",
+            "JOINERY_LOCATION_ROOT_MATERIALIZED": "table",
+        },
+    )
+    assert built.success and (root / "upsert_location_root_flat").is_dir()
     statements = []
     for run in (1, 2, 3):
         statements = dbt.invoke(
@@ -353,16 +369,16 @@ def test_a_location_root_as_users_write_it_gets_its_versions_and_their_clean_up(
             "path:models/examples/upsert/location_root",
             schema=SCHEMA,
             vars=MODULE_VARS,
-            env={"JOINERY_LOCATION_ROOT": spelling.format(path=root), "JOINERY_LOCATION_ROOT_RUN": str(run)},
+            env={"JOINERY_LOCATION_ROOT": location_root, "JOINERY_LOCATION_ROOT_RUN": str(run)},
         ).statements
     expected = [(1, "Ada", "Paris"), (2, "Bo", "Nice"), (11, "Run", "Lyon"), (12, "Run", "Lyon"), (13, "Run", "Lyon")]
-    for model in models:
+    for model, folder in zip(models, ("upsert_location_root_flat__joinery", "upsert_location_root_by_city")):
         table = f"{SCHEMA}.{model}"
         spark.execute(f"refresh table {table}")
         assert spark.rows(table, ["customer_id", "name", "city"], order_by="customer_id") == expected, model
         location = describe_location(spark, table)
-        assert Path(urlparse(location).path).is_relative_to(root / model), location
-        versions = sorted(path.name for path in (root / model).iterdir() if path.name.startswith("v_"))
+        assert Path(urlparse(location).path).is_relative_to(root / folder), location
+        versions = sorted(path.name for path in (root / folder).iterdir() if path.name.startswith("v_"))
         assert len(versions) == 2, (model, versions)
     # The partitions of the last version live in it, at the locations derived from the qualified
     # root: one staged partition described to check them, not each of the three.

@@ -1,10 +1,13 @@
 -- A joinery_upsert table under a `location_root` spelled otherwise than the metastore stores it
 -- (`/data/lake` or `file:///data/lake/`, stored `file:/data/lake`), as dbt-spark users write it:
--- python_tests/test_upsert.py runs it three times with each spelling. Built only with
--- --vars '{upsert_location_root: true}'; the root comes from env var JOINERY_LOCATION_ROOT and the
--- rows from JOINERY_LOCATION_ROOT_RUN (env vars, so that dbt parses only this folder again).
+-- python_tests/test_upsert.py builds it first as a plain `table` (env var
+-- JOINERY_LOCATION_ROOT_MATERIALIZED), as a project switching to joinery_upsert has it, then runs it
+-- three times with each spelling. Built only with --vars '{upsert_location_root: true}'; the root
+-- comes from env var JOINERY_LOCATION_ROOT and the rows from JOINERY_LOCATION_ROOT_RUN (env vars,
+-- so that dbt parses only this folder again).
 {{ config(
-    enabled=var('upsert_location_root', false), materialized='joinery_upsert',
+    enabled=var('upsert_location_root', false),
+    materialized=env_var('JOINERY_LOCATION_ROOT_MATERIALIZED', 'joinery_upsert'),
     file_format='parquet', unique_key='customer_id',
     location_root=env_var('JOINERY_LOCATION_ROOT', '/tmp/joinery_location_root')
 ) }}
