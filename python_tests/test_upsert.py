@@ -372,7 +372,9 @@ def test_a_location_root_as_users_write_it_gets_its_versions_and_their_clean_up(
             env={"JOINERY_LOCATION_ROOT": location_root, "JOINERY_LOCATION_ROOT_RUN": str(run)},
         ).statements
     expected = [(1, "Ada", "Paris"), (2, "Bo", "Nice"), (11, "Run", "Lyon"), (12, "Run", "Lyon"), (13, "Run", "Lyon")]
-    for model, folder in zip(models, ("upsert_location_root_flat__joinery", "upsert_location_root_by_city")):
+    for model, folder in zip(
+        models, ("upsert_location_root_flat__joinery", "upsert_location_root_by_city"), strict=True
+    ):
         table = f"{SCHEMA}.{model}"
         spark.execute(f"refresh table {table}")
         assert spark.rows(table, ["customer_id", "name", "city"], order_by="customer_id") == expected, model
