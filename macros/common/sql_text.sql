@@ -7,6 +7,19 @@
 {% endmacro %}
 
 
+{% macro watermark_text_sql(expression, type) %}
+    {#- `expression` (of `type`) as the text a stored watermark keeps, which a later run, perhaps in
+        another session time zone, reads back with typed_literal. A timestamp carries its UTC offset
+        (`2024-02-01 00:00:00.000000+01:00`): `cast(... as string)` writes the wall time of the
+        session's zone, and read back in another zone that names another instant (five hours later
+        from UTC to New York, so the rows loaded in between were skipped). Other types: their cast. -#}
+    {% if type | lower in ['timestamp', 'timestamp_ltz'] %}
+        {{ return('date_format(' ~ expression ~ ', ' ~ joinery.sql_string('yyyy-MM-dd HH:mm:ss.SSSSSSXXX') ~ ')') }}
+    {% endif %}
+    {{ return('cast(' ~ expression ~ ' as string)') }}
+{% endmacro %}
+
+
 {% macro typed_literal(text, type) %}
     {#- A value Spark rendered as a string (`cast(x as string)`), as a literal of its type again: how
         a watermark read before a run, or a partition value, is written into a query, where a filter

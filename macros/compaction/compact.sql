@@ -467,8 +467,8 @@ where
         if settings.loaded_at is not none else 'null') ~ ' as joinery_newest' %}
     {% set facts_sql = 'select\n    '
         ~ (joinery.upsert_partition_list_sql(names) if names else 'null') ~ ',\n    '
-        ~ ('cast(greatest(' ~ (watermark_sql or 'null') ~ ', max(joinery_newest)) as string)'
-            if settings.loaded_at is not none else 'null')
+        ~ (joinery.watermark_text_sql('greatest(' ~ (watermark_sql or 'null') ~ ', max(joinery_newest))',
+            joinery.plan_entry(plan, settings.loaded_at).type) if settings.loaded_at is not none else 'null')
         ~ '\nfrom (\n' ~ joinery.upsert_partition_rollup_sql(rows_sql, names, [newest]) ~ '\n)' %}
     {% set row = run_query(facts_sql).rows[0] %}
     {% set touched = none %}

@@ -154,8 +154,8 @@
     {% set newest_sql = 'null' %}
     {% if newest is not none %}
         {% set newest_type = (columns | selectattr('name', 'equalto', newest) | first)['type'] %}
-        {% set newest_sql = 'cast(' ~ ('greatest(cast(' ~ joinery.sql_string(newest_of.floor) ~ ' as ' ~ newest_type
-            ~ '), max(newest))' if newest_of.floor is not none else 'max(newest)') ~ ' as string)' %}
+        {% set newest_sql = joinery.watermark_text_sql('greatest(' ~ joinery.typed_literal(newest_of.floor, newest_type)
+            ~ ', max(newest))' if newest_of.floor is not none else 'max(newest)', newest_type) %}
     {% endif %}
     {% set stats = run_query(
         'select count(*), coalesce(sum(n), 0), coalesce(sum(live), 0), coalesce(max(n), 0), max_by(key_json, n), '
