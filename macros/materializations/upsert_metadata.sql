@@ -86,7 +86,7 @@
 
 {% macro upsert_watermark_to_derive(annotation) %}
     {#- For an annotation whose value is null (`{"column": ..., "value": null, "floor": ...}`: compact's
-        full builds, which cannot know the value before they run), what the commit stores instead:
+        full compactions, which cannot know the value before they run), what the commit stores instead:
         the newest value of `column` among the changed rows, at least `floor` (upsert_validate_changes
         reads it in its pass over them). {'column', 'floor'}; none when the annotation has its
         value, or there is none. -#}
