@@ -13,6 +13,8 @@ import logging
 import os
 import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -333,3 +335,42 @@ class DbtProject:
         if expect_success is False and result.success:
             raise AssertionError(f"`dbt {' '.join(args)}` succeeded but was expected to fail")
         return result
+
+    def start(
+        self,
+        *args: str,
+        work_dir: Path,
+        schema: str | None = None,
+        vars: dict[str, Any] | None = None,
+        env: dict[str, str] | None = None,
+    ) -> subprocess.Popen:
+        """Start `dbt <args>` in a process of its own, beside this one's invocations: dbt cannot run
+        two invocations at once in one process. It writes its artifacts and log under `work_dir`
+        (starting from this project's partial parse for the same state, so it does not parse the
+        whole project) and its output to `work_dir/output.log`; wait for the process, then read it."""
+        target_path = work_dir / "target"
+        target_path.mkdir(parents=True, exist_ok=True)
+        saved = self.partial_parse_copy(schema or self.schema, vars)
+        if saved.exists():
+            shutil.copyfile(saved, target_path / PARTIAL_PARSE_FILE)
+        cli = [
+            sys.executable,
+            "-m",
+            "harness.dbt_cli",
+            *args,
+            "--project-dir",
+            str(self.project_dir),
+            "--profiles-dir",
+            str(PROFILES_DIR),
+            "--target",
+            self.target,
+            "--target-path",
+            str(target_path),
+            "--log-path",
+            str(work_dir / "logs"),
+        ]
+        if vars:
+            cli += ["--vars", json.dumps(vars)]
+        process_env = {**os.environ, "JOINERY_SCHEMA": schema or self.schema, **self.env, **(env or {})}
+        with (work_dir / "output.log").open("w") as output:
+            return subprocess.Popen(cli, cwd=REPO_ROOT, env=process_env, stdout=output, stderr=subprocess.STDOUT)

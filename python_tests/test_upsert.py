@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import time
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -30,7 +31,7 @@ PARTITIONED = ["upsert_customers_by_country", "upsert_customers_avro_by_country"
 # so the module's invocations share as few as they can: the test-only models (disabled unless their
 # var is set) are enabled in all of them and left out of EXAMPLES by EXCLUDE, and
 # upsert_through_batch is spelled out at its default, 2, unless a run stops at batch 1.
-TEST_ONLY = ["error_cases", "long_journal", "punctuated_partitions", "location_root"]
+TEST_ONLY = ["error_cases", "long_journal", "punctuated_partitions", "location_root", "overlap"]
 MODULE_VARS = {**{f"upsert_{name}": True for name in TEST_ONLY}, "upsert_through_batch": 2}
 EXAMPLES = ["path:seeds/upsert", "path:models/examples/upsert"]
 EXCLUDE = ["--exclude", *(f"path:models/examples/upsert/{name}" for name in TEST_ONLY)]
@@ -400,3 +401,37 @@ def test_a_location_root_as_users_write_it_gets_its_versions_and_their_clean_up(
     assert files and all(path.read_bytes()[:3] == b"ORC" for path in files), files
     # The first build stored the qualified root: later runs need no probe table to qualify it.
     assert not [sql for _, sql in statements if "__joinery_probe" in sql]
+
+
+def test_a_run_that_read_the_table_before_an_overlapping_run_committed_commits_nothing(dbt, spark, tmp_path):
+    # A slow run (its SELECT sleeps 30 s) reads the table; a second invocation commits meanwhile.
+    # Committing the slow run's version, computed from the table before that commit, would undo it.
+    table = f"{SCHEMA}.upsert_overlap"
+    select = ["--select", "path:models/examples/upsert/overlap"]
+    spark.execute(f"drop table if exists {table}")
+    dbt.invoke("run", *select, schema=SCHEMA, vars=MODULE_VARS, env={"JOINERY_OVERLAP_RUN": "1"})
+    slow_dir = tmp_path / "slow"
+    slow = dbt.start(
+        "run",
+        *select,
+        work_dir=slow_dir,
+        schema=SCHEMA,
+        vars=MODULE_VARS,
+        env={"JOINERY_OVERLAP_RUN": "2", "JOINERY_OVERLAP_SLEEP_MS": "30000"},
+    )
+    # The slow run has read the table once it caches its changes (the statement that sleeps).
+    log = slow_dir / "logs" / "dbt.log"
+    deadline = time.monotonic() + 180
+    while not (log.exists() and "cache table upsert_overlap__joinery_changes" in log.read_text()):
+        assert slow.poll() is None, (slow_dir / "output.log").read_text()
+        assert time.monotonic() < deadline, "the slow run never reached its SELECT"
+        time.sleep(0.5)
+    dbt.invoke("run", *select, schema=SCHEMA, vars=MODULE_VARS, env={"JOINERY_OVERLAP_RUN": "3"})
+    assert slow.poll() is None, "the fast run did not finish within the slow run's 30 s sleep"
+    returncode = slow.wait(timeout=300)
+    output = (slow_dir / "output.log").read_text()
+    assert returncode != 0 and "another run of this model committed version" in output, output
+    spark.execute(f"refresh table {table}")
+    assert spark.rows(table, ["customer_id"], order_by="customer_id") == [(1,), (3,)]
+    # The slow run deleted its own version directory: the current version and the one before it stay.
+    assert len(version_dirs(describe_location(spark, table))) == 2

@@ -10,6 +10,33 @@
     A journal in state "writing" ({"state": "writing", "dir": ...}) marks a version directory being
     written; a run killed then leaves a directory that the next run deletes. -#}
 
+{% macro upsert_check_no_overlap(relation, root, properties, run_id, version_dir, changes) %}
+    {#- Just before a commit: fail, committing nothing, if another run of the model (an overlapping
+        invocation, e.g. a slow run and the next scheduled one) committed since this run read the
+        table, or took over the pending journal. This run's version was computed from the table as
+        it read it; committing it would undo the other run's changes. One `show tblproperties`. The
+        other run may still be between this check and its own commit, so this narrows the window
+        rather than closing it: overlapping runs remain unsupported. If the journal is still this
+        run's, its directory is deleted and the journal cleared, as recovery would. -#}
+    {% set now = joinery.upsert_table_properties(relation.render()) %}
+    {% set pending = joinery.upsert_read_chunked_property(now, 'joinery.pending') %}
+    {% set ours = pending != '' and fromjson(pending).get('run') == run_id %}
+    {% if ours and now.get('joinery.version') == properties.get('joinery.version') %}
+        {{ return(none) }}
+    {% endif %}
+    {% if ours %}
+        {% do joinery.upsert_delete_directories(relation, root, [version_dir]) %}
+        {% do joinery.upsert_set_pending(relation.render(), none) %}
+    {% endif %}
+    {% do joinery.upsert_drop_changes(changes) %}
+    {{ exceptions.raise_compiler_error('joinery_upsert ' ~ relation ~ ': another run of this model '
+        ~ ('committed version ' ~ now.get('joinery.version') ~ ' while this one ran (it read version '
+            ~ properties.get('joinery.version') ~ ')' if ours else 'took over the table while this one ran')
+        ~ '; nothing was committed by this run (run ' ~ run_id ~ '). Overlapping runs of one model are not'
+        ~ ' supported: run it again once the other has finished') }}
+{% endmacro %}
+
+
 {% macro upsert_set_pending(relation_sql, journal) %}
     {% do run_query('alter table ' ~ relation_sql ~ ' set tblproperties ('
         ~ joinery.upsert_chunked_property('joinery.pending', tojson(journal) if journal else '') ~ ')') %}

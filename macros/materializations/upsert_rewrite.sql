@@ -127,6 +127,9 @@
     {% endfor %}
     {% do journal.update({'keep': keep}) %}
 
+    {% if managed %}
+        {% do joinery.upsert_check_no_overlap(target, root, properties, run_id, version_dir, changes) %}
+    {% endif %}
     {% if existing is none or recreate %}
         {#- A new table definition. For a table we did not create, or a full refresh that changes the
             schema beyond added columns, the old definition is dropped only now that the new data is
