@@ -273,6 +273,12 @@ class DbtProject:
             saved.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(current, saved)
 
+    def command_line(self, args: tuple[str, ...], target_path: Path, vars: dict[str, Any] | None) -> list[str]:
+        """dbt's arguments for `args` on this project, its profiles and target, and `vars`."""
+        cli = [*args, "--project-dir", str(self.project_dir), "--profiles-dir", str(PROFILES_DIR)]
+        cli += ["--target", self.target, "--target-path", str(target_path)]
+        return cli + (["--vars", json.dumps(vars)] if vars else [])
+
     def invoke(
         self,
         *args: str,
@@ -294,19 +300,7 @@ class DbtProject:
 
         apply_dbt_spark_fixes()
         use_spark_java_options()
-        cli = [
-            *args,
-            "--project-dir",
-            str(self.project_dir),
-            "--profiles-dir",
-            str(PROFILES_DIR),
-            "--target",
-            self.target,
-            "--target-path",
-            str(self.target_path),
-        ]
-        if vars:
-            cli += ["--vars", json.dumps(vars)]
+        cli = self.command_line(args, self.target_path, vars)
         statements: list[tuple[str, str]] = []
 
         def record_statement(event) -> None:
@@ -353,24 +347,8 @@ class DbtProject:
         saved = self.partial_parse_copy(schema or self.schema, vars)
         if saved.exists():
             shutil.copyfile(saved, target_path / PARTIAL_PARSE_FILE)
-        cli = [
-            sys.executable,
-            "-m",
-            "harness.dbt_cli",
-            *args,
-            "--project-dir",
-            str(self.project_dir),
-            "--profiles-dir",
-            str(PROFILES_DIR),
-            "--target",
-            self.target,
-            "--target-path",
-            str(target_path),
-            "--log-path",
-            str(work_dir / "logs"),
-        ]
-        if vars:
-            cli += ["--vars", json.dumps(vars)]
+        cli = [sys.executable, "-m", "harness.dbt_cli", *self.command_line(args, target_path, vars)]
+        cli += ["--log-path", str(work_dir / "logs")]
         process_env = {**os.environ, "JOINERY_SCHEMA": schema or self.schema, **self.env, **(env or {})}
         with (work_dir / "output.log").open("w") as output:
             return subprocess.Popen(cli, cwd=REPO_ROOT, env=process_env, stdout=output, stderr=subprocess.STDOUT)
