@@ -206,6 +206,12 @@ CASES: dict[str, dict] = {
         row_count=6,
     ),
     # --- joinery_upsert ---
+    # --- inputs that are not tables or views ---
+    "an_ephemeral_model_as_an_input": dict(
+        sql="joinery.multi_join({'orders': ref('bi_ephemeral_orders'), 'customers': source('bad', 'customers')}, "
+        "keys={'orders': ['customer_id'], 'customers': ['customer_id']}, drop=['customers.v'])",
+        error=["__dbt__cte__bi_ephemeral_orders", "is a CTE", "ephemeral model", "as a view or a table"],
+    ),
     "upsert_unique_key_not_in_the_select": dict(
         config="config(materialized='joinery_upsert', unique_key='ident', file_format='parquet')",
         sql="'select * from ' ~ source('bad', 'snap')",
@@ -225,7 +231,25 @@ HELPERS = {
     "bi_orders_state": "{{ joinery.changelog_state(source('bad', 'orders_cl'), key='order_id', "
     "sequence_by='seq', deleted='false') }}",
     "bi_router": "{{ joinery.route(source('bad', 'orders'), ports=[{'name': 'big', 'when': 'amount > 4'}]) }}",
+    "bi_ephemeral_orders": "{{ config(materialized='ephemeral') }}\nselect * from {{ source('bad', 'orders') }}",
+    # Built, but first unit-tested (dbt build runs a model's unit tests before it).
+    "bi_unit_tested_join": "{{ joinery.multi_join({'orders': source('bad', 'orders'), "
+    "'customers': source('bad', 'customers')}, keys={'orders': ['customer_id'], 'customers': ['customer_id']}, "
+    "drop=['customers.v']) }}",
 }
+# dbt unit tests replace every input by a CTE of fixture rows.
+UNIT_TESTS = """version: 2
+unit_tests:
+  - name: bi_unit_test_of_a_join
+    model: bi_unit_tested_join
+    given:
+      - input: source('bad', 'orders')
+        rows: [{order_id: 10, customer_id: 1, amount: 5, v: o}]
+      - input: source('bad', 'customers')
+        rows: [{customer_id: 1, name: ann, v: c}]
+    expect:
+      rows: [{order_id: 10, customer_id: 1, amount: 5, v: o, name: ann}]
+"""
 
 MALFORMED_SEED = "id,name\n1,ann\n2,bob,extra\n3,cid\n"
 
@@ -262,6 +286,7 @@ def write_project(root: Path) -> None:
         (root / "models" / f"bi_{name}.sql").write_text(model_sql(case))
     for name, sql in HELPERS.items():
         (root / "models" / f"{name}.sql").write_text(sql + "\n")
+    (root / "models" / "unit_tests.yml").write_text(UNIT_TESTS)
     (root / "seeds" / "bi_malformed_seed.csv").write_text(MALFORMED_SEED)
 
 
@@ -324,6 +349,13 @@ def test_bad_input(name, outcome, spark):
 def test_equal_order_by_ties_keep_exactly_one_row_per_key(outcome, spark):
     rows = spark.rows(f"{SCHEMA}.bi_equal_order_by_ties_resolve_by_row_content", columns=["id", "v"])
     assert [row[0] for row in rows] == [1, 2] and rows[0][1] in ("p", "q")
+
+
+def test_a_unit_test_of_a_model_that_reads_its_inputs_columns_fails_with_a_clear_message(outcome):
+    result = node(outcome, "bi_unit_test_of_a_join")
+    assert result["status"] == "error", result
+    for fragment in ["is a CTE", "dbt unit test", "introspective queries"]:
+        assert fragment in (result["message"] or ""), result["message"]
 
 
 def test_injected_identifiers_changed_nothing(outcome, spark):

@@ -1,5 +1,7 @@
 """Scheduled runs with no new data change nothing: every `joinery_upsert` model of the project keeps
-exactly the same rows (a row-level checksum: row count and the sum of a hash of every row).
+exactly the same rows (a row-level checksum: row count and the sum of a hash of every row). Nor does
+a `dbt run --empty` (dbt's schema-only dry run: every ref() and source() reads as no rows), and a
+table first built by `dbt build --empty` is filled by the next run as if it had never existed.
 
 The models are found in the manifest (materialized='joinery_upsert'), so every incremental model a
 capability adds is covered without listing it here.
@@ -15,6 +17,19 @@ SCHEMA = "test_idempotence"
 UPSERT = "config.materialized:joinery_upsert"
 # The first run loads everything; the next one finds no new data and must change nothing.
 RERUNS = 1
+EMPTY_SCHEMA = "test_idempotence_empty"
+# Under --empty each ref() and source() renders as `(select * from t where false limit 0)`, which
+# `describe` does not take; every macro below reads its inputs' columns. One model per capability
+# (and the splitter's ports), with their parents.
+EMPTY_FIRST = [
+    "compaction_partitioned_incremental",
+    "compaction_simple_incremental",
+    "fk_orders_customers",
+    "collect_join_puid_attributes_incremental",
+    "hydrator_three_way_join",
+    "splitter_events_click",
+    "splitter_contacts_has_email",
+]
 
 
 def checksum(spark, table: str) -> tuple[int, int]:
@@ -50,3 +65,30 @@ def test_runs_without_new_data_leave_every_incremental_model_unchanged(dbt, spar
         now = {model: checksum(spark, f"{SCHEMA}.{model}") for model in upsert_models}
         changed = {model: (first[model], now[model]) for model in upsert_models if now[model] != first[model]}
         assert not changed, f"run {run} with no new data changed (rows, checksum) of: {changed}"
+
+
+def test_an_empty_run_leaves_every_incremental_model_unchanged(dbt, spark, upsert_models):
+    before = {model: checksum(spark, f"{SCHEMA}.{model}") for model in upsert_models}
+    result = dbt.invoke("run", "--empty", "--select", UPSERT, "--threads", "4", schema=SCHEMA)
+    assert set(upsert_models) <= {name.split(".")[-1] for name in result.nodes}
+    after = {model: checksum(spark, f"{SCHEMA}.{model}") for model in upsert_models}
+    changed = {model: (before[model], after[model]) for model in upsert_models if after[model] != before[model]}
+    assert not changed, f"dbt run --empty changed (rows, checksum) of: {changed}"
+
+
+def test_a_table_first_built_empty_is_filled_by_the_next_run(dbt, spark, upsert_models):
+    selection = ["--select", " ".join(f"+{model}" for model in EMPTY_FIRST), "--exclude", "resource_type:test"]
+    dbt.invoke("build", "--empty", *selection, "--threads", "4", schema=EMPTY_SCHEMA)
+    for model in EMPTY_FIRST:
+        assert spark.query(f"select count(*) from {EMPTY_SCHEMA}.{model}") == [(0,)], model
+    upserts = [model for model in EMPTY_FIRST if model in upsert_models]
+    assert len(upserts) >= 4, f"expected the incremental examples among {EMPTY_FIRST}; found {upserts}"
+    for model in upserts:
+        assert spark.columns(f"{EMPTY_SCHEMA}.{model}") == spark.columns(f"{SCHEMA}.{model}"), model
+
+    # The empty build stored no watermark that would make the next run skip rows.
+    dbt.invoke("build", *selection, "--threads", "4", schema=EMPTY_SCHEMA)
+    filled = {model: checksum(spark, f"{EMPTY_SCHEMA}.{model}") for model in upserts}
+    built = {model: checksum(spark, f"{SCHEMA}.{model}") for model in upserts}
+    assert all(rows for rows, _ in built.values()), built
+    assert filled == built

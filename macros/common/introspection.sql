@@ -6,6 +6,20 @@
     {% if not execute %}
         {{ return([]) }}
     {% endif %}
+    {#- Under `dbt build --empty` a ref() or source() renders as `(select * from t where false limit 0)`,
+        and in a microbatch model as a filtered subquery: `describe` takes neither, so the relation
+        itself is described. -#}
+    {% if relation.incorporate is defined %}
+        {% set relation = relation.incorporate(limit=none, event_time_filter=none) %}
+    {% endif %}
+    {#- A ref() of an ephemeral model, and every input of a dbt unit test, is a CTE of the calling
+        model's SQL: Spark has no table to describe, and its SQL is not compiled yet. -#}
+    {% if relation.is_cte is defined and relation.is_cte %}
+        {% do exceptions.raise_compiler_error('joinery: input ' ~ relation ~ ' is a CTE (an ephemeral model, or '
+            ~ 'an input of a dbt unit test): joinery reads the columns of its inputs from Spark, which has no '
+            ~ 'table for a CTE. Materialize that model as a view or a table. dbt unit tests do not support '
+            ~ "models that read their inputs' columns (introspective queries)") %}
+    {% endif %}
     {{ return(adapter.get_columns_in_relation(relation)) }}
 {% endmacro %}
 
