@@ -44,9 +44,16 @@ TABLES = {
     "orders_cl": ("order_id int, customer_id string, seq int", ["(10, '1', 1)"]),
     "orders": ("order_id int, customer_id int, amount int, v string", ["(10, 1, 5, 'o')", "(11, 2, 1, 'p')"]),
     "customers": ("customer_id int, name string, v string", ["(1, 'ann', 'c')"]),
+    "uid_values": ("uid string, value string", ["('u1', '2,1')", "('u2', '3')"]),
+    "uid_groups": ("uid string, puid string", ["('u1', 'p1')", "('u2', 'p1')"]),
+    "events_dashed": ("id int, payload struct<`page-view`: struct<x: int>, click: struct<y: int>>", []),
     "weird": (
         '`we;ird` int, `sp ace` string, `dot.ted` string, `back``tick` string, `quo"te` string',
         ["(2, 'k', 'd1', 'b1', 'q1')", "(1, 'k', 'd0', 'b0', 'q0')", "(5, 'm', 'd2', 'b2', 'q2')"],
+    ),
+    "failed_rows": (
+        "id int, joinery_error_code int, joinery_error_message string",
+        ["(1, 500, 'upstream failed')", "(2, null, null)"],
     ),
     "canary": ("id int", ["(1)"]),
 }
@@ -147,6 +154,18 @@ CASES: dict[str, dict] = {
         sql="joinery.route_union(source('bad', 'orders'), 'v')",
         error=["joinery.route_union", "`column`", "v", "struct"],
     ),
+    "union_alternative_that_is_not_an_identifier": dict(
+        sql="joinery.route_union(source('bad', 'events_dashed'), 'payload')",
+        error=["joinery.route_union", "`column`", "payload", "page-view", "not an identifier", "port name"],
+    ),
+    "a_condition_ending_in_a_line_comment": dict(
+        sql="joinery.route(source('bad', 'orders'), ports=[{'name': 'big', 'when': 'amount > 4 -- big orders'}])",
+        rows=(["order_id", "joinery_port"], [(10, "big"), (11, "default")]),
+    ),
+    "input_columns_named_like_the_error_columns_kept_by_a_port": dict(
+        sql="joinery.port(ref('bi_router_of_failed_rows'), 'failed')",
+        rows=(["id", "joinery_error_code", "joinery_error_message"], [(1, 500, "upstream failed")]),
+    ),
     "unknown_port": dict(
         sql="joinery.port(ref('bi_router'), 'huge')",
         error=["joinery.port", "`name`", "huge", "big", "default"],
@@ -175,6 +194,11 @@ CASES: dict[str, dict] = {
     "unknown_key_column": dict(
         sql="joinery.dedup_latest(source('bad', 'snap'), key='ident', order_by='ts')",
         error=["joinery.dedup_latest", "`key`", "ident"],
+    ),
+    "a_values_column_named_value": dict(
+        sql="joinery.collect_join(build=source('bad', 'uid_values'), probe=source('bad', 'uid_groups'), key='uid', "
+        "values='value', group='puid', build_where='value is not null -- every row')",
+        rows=(["puid", "value"], [("p1", "1,2,3")]),
     ),
     "unknown_collect_join_column": dict(
         sql="joinery.collect_join(build=source('bad', 'customers'), probe=source('bad', 'orders'), "
@@ -231,6 +255,9 @@ HELPERS = {
     "bi_orders_state": "{{ joinery.changelog_state(source('bad', 'orders_cl'), key='order_id', "
     "sequence_by='seq', deleted='false') }}",
     "bi_router": "{{ joinery.route(source('bad', 'orders'), ports=[{'name': 'big', 'when': 'amount > 4'}]) }}",
+    # A router of rows that carry another router's error columns, without an error port of its own.
+    "bi_router_of_failed_rows": "{{ joinery.route(source('bad', 'failed_rows'), "
+    "ports=[{'name': 'failed', 'when': 'joinery_error_code is not null'}], default_port='ok') }}",
     "bi_ephemeral_orders": "{{ config(materialized='ephemeral') }}\nselect * from {{ source('bad', 'orders') }}",
     # Built, but first unit-tested (dbt build runs a model's unit tests before it).
     "bi_unit_tested_join": "{{ joinery.multi_join({'orders': source('bad', 'orders'), "

@@ -17,7 +17,7 @@ SCHEMA = "test_collect_join"
 SEEDS = REPO_ROOT / "seeds" / "collect_join"
 DAY_MS = 86_400_000
 DEC_24 = 16_428 * DAY_MS  # 2014-12-24 00:00 UTC, the day of every row of the document
-INTEGER = re.compile(r"^-?[0-9]{1,38}$")
+INTEGER = re.compile(r"^[+-]?[0-9]{1,38}$")
 
 
 def seed(name: str) -> list[tuple]:
@@ -115,7 +115,7 @@ def test_bucketed_sides_join_without_a_shuffle(built, spark):
 
 def test_random_inputs_match_the_python_reference(built, dbt, spark):
     rng = random.Random(1)
-    pieces = ["1", "2", "10", "007", "7", " 3 ", "", "  ", "-4", "x1", "b", "99999999999999999999"]
+    pieces = ["1", "2", "10", "007", "7", " 3 ", "", "  ", "-4", "+5", "x1", "b", "99999999999999999999"]
     build = [
         (0, rng.randrange(40), ",".join(rng.choice(pieces) for _ in range(rng.randrange(1, 5)))) for _ in range(150)
     ]

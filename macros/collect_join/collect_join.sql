@@ -36,6 +36,8 @@
         if value is not none and (value is not string or value | trim == '') %}
         {{ joinery.raise_argument_error('collect_join', argument, value, 'expected a boolean SQL expression or none') }}
     {% endfor %}
+    {% set build_where = joinery.sql_expression(build_where) %}
+    {% set probe_where = joinery.sql_expression(probe_where) %}
     {% if not execute %}
         {{ return('select * from ' ~ probe) }}
     {% endif %}
@@ -73,7 +75,7 @@
         case
             when forall(joinery_values, v -> cast(try_cast(v as bigint) as string) <=> v)
                 then transform(array_sort(transform(joinery_values, v -> cast(v as bigint))), n -> cast(n as string))
-            when forall(joinery_values, v -> v rlike '^-?[0-9]{1,38}$')
+            when forall(joinery_values, v -> v rlike '^[+-]?[0-9]{1,38}$')
                 then transform(
                     array_sort(transform(joinery_values, v -> named_struct('n', cast(v as decimal(38, 0)), 's', v))),
                     v -> v.s
@@ -97,18 +99,18 @@
     build_values as (
         select
             {{ joinery.quoted_column_list(build_keys) }},
-            trim(cast(value as string)) as value
+            trim(cast(exploded.joinery_value as string)) as joinery_value
         from build_side
-        lateral view explode({{ value_list }}) exploded as value
+        lateral view explode({{ value_list }}) exploded as joinery_value
     ),
 
     {#- One row per key: the probe side then carries one small set per matching row. -#}
     build_sets as (
         select
             {{ joinery.quoted_column_list(build_keys) }},
-            collect_set(value) as joinery_values
+            collect_set(joinery_value) as joinery_values
         from build_values
-        where value != ''
+        where joinery_value != ''
         group by {{ joinery.quoted_column_list(build_keys) }}
     ),
 

@@ -7,6 +7,14 @@
 {% endmacro %}
 
 
+{% macro sql_expression(text) %}
+    {#- A user's SQL expression (a port's `when`, `deleted`, `build_where`, ...) as joinery pastes it
+        into its SQL, often mid-line: one that ends in a line comment (`amount > 20 -- big orders`)
+        would comment out the rest of the statement, so it then ends with a line break. -#}
+    {{ return(text ~ '\n' if text is string and '--' in text and not text.endswith('\n') else text) }}
+{% endmacro %}
+
+
 {% macro watermark_text_sql(expression, type) %}
     {#- `expression` (of `type`) as the text a stored watermark keeps, which a later run, perhaps in
         another session time zone, reads back with typed_literal. A timestamp carries its UTC offset

@@ -50,7 +50,7 @@
     {% endif %}
 
     {% set settings = {'key': identity_names, 'updated_at': updated_at, 'loaded_at': loaded_at,
-        'deleted': deleted, 'broadcast': broadcast} %}
+        'deleted': joinery.sql_expression(deleted), 'broadcast': broadcast} %}
     {% if not incremental %}
         {% set plan = joinery.compaction_plan([snapshot] + deltas, identity_names, settings, defaults, removed) %}
         {% if not execute %}

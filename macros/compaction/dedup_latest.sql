@@ -68,7 +68,7 @@
             {% endif %}
             {% do rendered.append(joinery.quote_identifier(column or expression | trim)) %}
         {% else %}
-            {% do rendered.append('(' ~ expression ~ ')') %}
+            {% do rendered.append('(' ~ joinery.sql_expression(expression) ~ ')') %}
         {% endif %}
     {% endfor %}
     {{ return(rendered) }}

@@ -192,6 +192,7 @@
         {{ joinery.raise_argument_error('changelog_state', 'deleted', deleted,
             "expected a boolean SQL expression over the changelog's columns, e.g. \"op = 'd'\" (use 'false' when the changelog has no deletes)") }}
     {% endif %}
+    {% set deleted = joinery.sql_expression(deleted) %}
     {% if execute %}
         {% set described = run_query('describe query select (' ~ deleted ~ ') as deleted_marker from ' ~ changelog) %}
         {% set marker_type = described.columns[1].values()[0] | lower %}

@@ -35,7 +35,9 @@
     {% endif %}
     {% set is_error_port = spec.error_port is not none and name == spec.error_port %}
     {% set routing_columns = [spec.port_column | lower] %}
-    {% if not is_error_port %}
+    {#- Without an error port the router adds no error columns: columns of those names are the input's
+        (e.g. a router of another router's error port). -#}
+    {% if spec.error_port is not none and not is_error_port %}
         {% do routing_columns.extend(['joinery_error_code', 'joinery_error_message']) %}
     {% endif %}
     {% set selected = [] %}

@@ -86,7 +86,7 @@
                 'expected a boolean SQL expression over the input columns') }}
         {% endif %}
         {% do seen.append(port.name | lower) %}
-        {% do checked.append({'name': port.name, 'when': port.when}) %}
+        {% do checked.append({'name': port.name, 'when': joinery.sql_expression(port.when)}) %}
     {% endfor %}
     {{ return({'kind': 'route', 'ports': checked, 'default_port': default_port, 'error_port': error_port,
                'mode': mode, 'port_column': port_column}) }}

@@ -88,7 +88,13 @@
         ~ '.* from ' ~ relation) %}
     {% set alternatives = [] %}
     {% for row in described.rows %}
-        {% do joinery.validate_identifier(row[0], 'column', macro_name) %}
+        {#- Each alternative becomes a port name (a partition value): it must be an identifier. -#}
+        {% if not modules.re.match('^[A-Za-z_][A-Za-z0-9_]*$', row[0]) %}
+            {{ joinery.raise_argument_error(macro_name, 'column', union_column,
+                'its alternative ' ~ tojson(row[0]) ~ ' is not an identifier (letters, digits and underscores, '
+                ~ 'not starting with a digit), and each alternative becomes a port name; rename that field of '
+                ~ 'the struct in a model before this one') }}
+        {% endif %}
         {% if row[0] | lower == error_port | lower %}
             {{ joinery.raise_argument_error(macro_name, 'error_port', error_port,
                 'the union column ' ~ union_column ~ ' has an alternative of that name; pass another error_port') }}
