@@ -31,7 +31,7 @@ PARTITIONED = ["upsert_customers_by_country", "upsert_customers_avro_by_country"
 # so the module's invocations share as few as they can: the test-only models (disabled unless their
 # var is set) are enabled in all of them and left out of EXAMPLES by EXCLUDE, and
 # upsert_through_batch is spelled out at its default, 2, unless a run stops at batch 1.
-TEST_ONLY = ["error_cases", "long_journal", "punctuated_partitions", "location_root", "overlap"]
+TEST_ONLY = ["error_cases", "long_journal", "punctuated_partitions", "location_root", "overlap", "schema_change"]
 MODULE_VARS = {**{f"upsert_{name}": True for name in TEST_ONLY}, "upsert_through_batch": 2}
 EXAMPLES = ["path:seeds/upsert", "path:models/examples/upsert"]
 EXCLUDE = ["--exclude", *(f"path:models/examples/upsert/{name}" for name in TEST_ONLY)]
@@ -235,6 +235,11 @@ def test_argument_errors_and_delta_merge(dbt, spark, tmp_path):
     assert '`partition_by` got "country": no such column' in messages["upsert_error_partition_missing"]
     assert '`file_format` got "csv"' in messages["upsert_error_file_format"]
     assert '2 rows for the key {"country":"NL","customer_id":1}' in messages["upsert_error_duplicate_key"]
+    assert '`partition_by` got "home city": a partition column' in messages["upsert_error_partition_name"]
+    assert "argument `clustered_by`" in messages["upsert_error_buckets"]
+    assert "does not write bucketed tables" in messages["upsert_error_buckets"]
+    assert "enforced contract" in messages["upsert_error_contract"], messages["upsert_error_contract"]
+    assert "| amount      | DOUBLE_TYPE     | DECIMAL_TYPE  | data type mismatch |" in messages["upsert_error_contract"]
     # The errors found once the changes are cached drop them first, not leaving them in the session.
     for model in ["key_missing", "marker_type", "partition_missing", "duplicate_key"]:
         view = f"upsert_error_{model}__joinery_changes_"
@@ -333,6 +338,17 @@ def test_partition_values_with_a_comma_and_a_quote_are_upserted_in_place(dbt, sp
         (4, "Di", "Nice, FR"),
     ]
     assert locations[0] == locations[1]
+
+    # Run 3 moves customer 2 to "O'Hare, IL" and customer 3 from there to 'Nice, FR': each key once,
+    # in its new partition (the partitions holding the moved keys are rewritten too).
+    dbt.invoke("run", *select, schema=SCHEMA, vars=MODULE_VARS, env={"JOINERY_PUNCTUATED_RUN": "3"})
+    spark.execute(f"refresh table {table}")
+    assert spark.rows(table, ["customer_id", "name", "city"]) == [
+        (1, "Ada Lovelace", "Paris, FR"),
+        (2, "Bo", "O'Hare, IL"),
+        (3, "Cy", "Nice, FR"),
+        (4, "Di", "Nice, FR"),
+    ]
 
 
 @pytest.mark.parametrize("spelling", ["{path}", "file://{path}/"])
@@ -435,3 +451,46 @@ def test_a_run_that_read_the_table_before_an_overlapping_run_committed_commits_n
     assert spark.rows(table, ["customer_id"], order_by="customer_id") == [(1,), (3,)]
     # The slow run deleted its own version directory: the current version and the one before it stay.
     assert len(version_dirs(describe_location(spark, table))) == 2
+
+
+def test_a_full_refresh_replaces_changed_types_and_removed_columns(dbt, spark):
+    table = f"{SCHEMA}.upsert_schema_change"
+    select = ["--select", "path:models/examples/upsert/schema_change"]
+    spark.execute(f"drop table if exists {table}")
+
+    def run(phase: str, *flags: str, expect_success: bool = True, policy: str = "ignore"):
+        return dbt.invoke(
+            "run",
+            *select,
+            *flags,
+            schema=SCHEMA,
+            vars=MODULE_VARS,
+            env={"JOINERY_SCHEMA_CHANGE_PHASE": phase, "JOINERY_SCHEMA_CHANGE_POLICY": policy},
+            expect_success=expect_success,
+        )
+
+    def properties() -> dict[str, str]:
+        return dict(spark.query(f"show tblproperties {table}"))
+
+    run("1")
+    # A float is not a bigint: the incremental run refuses it rather than truncating 1.75 to 1.
+    failed = run("2", expect_success=False)
+    message = " ".join(node["message"] or "" for node in failed.nodes.values())
+    assert "column n is float in the model but bigint" in message, message
+    assert spark.rows(table, ["id", "n"]) == [(1, 10)]
+
+    run("3", "--full-refresh")
+    types = {name: kind for name, kind, _ in spark.query(f"describe {table}")}
+    assert types == {"id": "int", "amount": "decimal(12,4)", "seen": "timestamp", "n": "bigint"}
+    assert spark.query(f"select id, cast(amount as string), cast(seen as string), n from {table}") == [
+        (1, "2.7512", "2024-05-05 23:59:59", 7)
+    ]
+    # The new definition has the model's tblproperties and its description as the table comment.
+    assert properties()["owner_team"] == "data"
+    comment = [value for name, value, _ in spark.query(f"describe table extended {table}") if name == "Comment"]
+    assert comment and comment[0].startswith("joinery_upsert whose SELECT changes shape"), comment
+
+    failed = run("4", expect_success=False, policy="fail")
+    message = " ".join(node["message"] or "" for node in failed.nodes.values())
+    assert "argument `on_schema_change`" in message and '["extra"]' in message, message
+    assert spark.columns(table) == ["id", "amount", "seen", "n"]

@@ -10,6 +10,7 @@
 
     {{ run_hooks(pre_hooks, inside_transaction=False) }}
     {{ run_hooks(pre_hooks, inside_transaction=True) }}
+    {% do joinery.upsert_assert_contract(sql, settings) %}
 
     {% if existing is not none and not existing.is_table %}
         {#- A view holds no data: nothing to keep while the table is built. -#}
@@ -25,6 +26,8 @@
         {% do joinery.upsert_by_rewrite(target, existing, sql, settings) %}
     {% endif %}
 
+    {% do joinery.upsert_apply_properties(target) %}
+    {% do apply_grants(target, config.get('grants'), should_revoke=should_revoke(existing, full_refresh_mode=true)) %}
     {{ run_hooks(post_hooks, inside_transaction=True) }}
     {% do persist_docs(target, model) %}
     {{ run_hooks(post_hooks, inside_transaction=False) }}
@@ -45,6 +48,13 @@
     {% do joinery.validate_identifier(deleted_column, 'deleted_column', where) %}
     {% set partition_by = config.get('partition_by') %}
     {% set partitions = joinery.as_list(partition_by, 'partition_by', where) if partition_by is not none else [] %}
+    {% for name in partitions if not modules.re.match('^[A-Za-z_][A-Za-z0-9_]*$', name | string) %}
+        {#- Spark writes such a table, but the Hive metastore cannot parse a partition filter on it
+            (`Error parsing partition filter`), which every incremental run needs. -#}
+        {{ joinery.raise_argument_error(where, 'partition_by', name, 'a partition column of a joinery_upsert '
+            ~ 'table must be named by an identifier (letters, digits and underscores, not starting with a digit): '
+            ~ 'the Hive metastore cannot filter partitions on other names; rename it in the SELECT') }}
+    {% endfor %}
     {% set file_format = (config.get('file_format') or 'parquet') | lower %}
     {% set allowed_formats = ['parquet', 'orc', 'hive', 'delta', 'iceberg'] %}
     {% if file_format not in allowed_formats %}
@@ -61,8 +71,65 @@
         {{ joinery.raise_argument_error(where, 'options', options,
             "file_format 'hive' needs options={'fileFormat': ...}, e.g. {'fileFormat': 'avro'}") }}
     {% endif %}
+    {#- dbt-spark table configs joinery_upsert does not apply: an error, not a table without them. -#}
+    {% for name in ['clustered_by', 'buckets'] if config.get(name) is not none %}
+        {{ joinery.raise_argument_error(where, name, config.get(name), 'joinery_upsert does not write bucketed '
+            ~ "tables (each run writes new files for the touched partitions only); leave it unset, or use "
+            ~ "materialized='table'") }}
+    {% endfor %}
+    {#- dbt's default `ignore` is taken as joinery's own behaviour (new columns are added, removed ones
+        kept): the two cannot be told apart, as dbt fills in the default. -#}
+    {% set on_schema_change = config.get('on_schema_change') or 'ignore' %}
+    {% if on_schema_change not in ['ignore', 'append_new_columns', 'fail'] %}
+        {{ joinery.raise_argument_error(where, 'on_schema_change', on_schema_change,
+            "expected 'append_new_columns' (joinery_upsert's behaviour, also under dbt's default 'ignore') or "
+            ~ "'fail'; columns cannot be dropped in place from a parquet table: use --full-refresh") }}
+    {% endif %}
     {{ return({'where': where, 'unique_key': keys, 'deleted_column': deleted_column, 'partition_by': partitions,
-        'file_format': file_format, 'options': options}) }}
+        'file_format': file_format, 'options': options, 'on_schema_change': on_schema_change}) }}
+{% endmacro %}
+
+
+{% macro upsert_assert_contract(sql, settings) %}
+    {#- An enforced model contract, checked as dbt's `table` checks it (names and types of the SELECT
+        against the model's yml columns), before anything is written. The delete marker column is
+        not part of the table, so it is not part of the contract. -#}
+    {% set contract = config.get('contract') %}
+    {% if not (contract and contract.enforced) %}
+        {{ return(none) }}
+    {% endif %}
+    {% set names = [] %}
+    {% for column in get_column_schema_from_query(sql) if column.name | lower != settings.deleted_column | lower %}
+        {% do names.append(joinery.quote_identifier(column.name)) %}
+    {% endfor %}
+    {% do get_assert_columns_equivalent('select ' ~ names | join(', ') ~ ' from (\n' ~ sql ~ '\n)') %}
+{% endmacro %}
+
+
+{% macro upsert_apply_properties(target) %}
+    {#- The model's `tblproperties`, and its description as the table comment under
+        persist_docs.relation, set on the table after each run (one statement, only when configured):
+        joinery writes its own DDL, and a rebuilt definition starts without them. -#}
+    {% set where = 'joinery_upsert (model ' ~ model.name ~ ')' %}
+    {% set properties = config.get('tblproperties') or {} %}
+    {% if properties is not mapping %}
+        {{ joinery.raise_argument_error(where, 'tblproperties', properties,
+            "expected a mapping, e.g. {'owner': 'data'}") }}
+    {% endif %}
+    {% set assignments = [] %}
+    {% for name, value in properties.items() %}
+        {% if (name | string | lower).startswith('joinery.') %}
+            {{ joinery.raise_argument_error(where, 'tblproperties', name,
+                "names starting with 'joinery.' are joinery's own") }}
+        {% endif %}
+        {% do assignments.append(joinery.sql_string(name) ~ ' = ' ~ joinery.sql_string(value)) %}
+    {% endfor %}
+    {% if (config.get('persist_docs') or {}).get('relation') and model.description %}
+        {% do assignments.append("'comment' = " ~ joinery.sql_string(model.description)) %}
+    {% endif %}
+    {% if assignments %}
+        {% do run_query('alter table ' ~ target ~ ' set tblproperties (' ~ assignments | join(', ') ~ ')') %}
+    {% endif %}
 {% endmacro %}
 
 
@@ -73,8 +140,10 @@
         statement (a `create or replace temporary view` before it was a statement of its own, 0.45 s
         median under the test suite's load). It cannot replace a view, so the name is this
         invocation's own: a run that failed before dropping its view leaves it in a long-lived
-        session (the embedded `local` target) without blocking the next run. -#}
-    {% set changes = this.identifier ~ '__joinery_changes_' ~ invocation_id[:8] %}
+        session (the embedded `local` target) without blocking the next run. Temp views have no
+        schema, and models of one name in two schemas can run side by side in one session (dbt
+        threads on the embedded target), so the suffix is of this invocation and this relation. -#}
+    {% set changes = this.identifier ~ '__joinery_changes_' ~ local_md5(invocation_id ~ this.render())[:8] %}
     {% do run_query('cache table ' ~ changes ~ ' as\n' ~ sql) %}
     {{ return(changes) }}
 {% endmacro %}

@@ -167,7 +167,8 @@
     {% for values in partitions if not allow_null %}
         {% for column in partition_columns if values[loop.index0] is none %}
             {{ exceptions.raise_compiler_error('joinery_upsert: partition column `' ~ column
-                ~ '` is NULL for some rows; partition columns of a joinery_upsert model must not be NULL') }}
+                ~ '` is NULL for some rows (an empty string is one too: Spark stores it as the NULL partition); '
+                ~ 'partition columns of a joinery_upsert model must not be NULL') }}
         {% endfor %}
     {% endfor %}
     {{ return(partitions) }}

@@ -202,7 +202,8 @@
 
 
 {% macro upsert_types_compatible(target_type, change_type) %}
-    {#- A changed column may have the target's type, be untyped NULL, or be a narrower integer. -#}
+    {#- A changed column may have the target's type, be untyped NULL, or a type whose every value the
+        target's type holds exactly: a narrower integer, or an int or float into a double. -#}
     {% set integers = ['tinyint', 'smallint', 'int', 'bigint'] %}
     {% set t = target_type | lower %}
     {% set c = change_type | lower %}
@@ -212,7 +213,8 @@
     {% if c in integers and t in integers %}
         {{ return(integers.index(c) <= integers.index(t)) }}
     {% endif %}
-    {{ return((c in integers or c == 'float') and t in ['double', 'bigint']) }}
+    {#- Values a double holds exactly: not a bigint's above 2^53, and a float is not a bigint. -#}
+    {{ return(t == 'double' and c in ['tinyint', 'smallint', 'int', 'float']) }}
 {% endmacro %}
 
 
@@ -226,8 +228,9 @@
     {% set change_names = change_info.columns | map(attribute='name') | list %}
     {% set live = joinery.upsert_live_condition(change_info, 'changed') %}
 
-    {#- Columns: the target's, then columns the model added; partition columns last. -#}
-    {% set recreate = target_info is none %}
+    {#- Columns: the target's, then columns the model added; partition columns last. A namespace: a
+        `set` inside a Jinja for loop does not outlive the loop. -#}
+    {% set recreate = namespace(value=target_info is none) %}
     {% set columns = [] %}
     {% set add_columns = [] %}
     {% if target_info is not none %}
@@ -239,12 +242,12 @@
                     'the table is partitioned by ' ~ tojson(target_info.partition_columns)
                         ~ '; change partitioning with --full-refresh') }}
             {% endif %}
-            {% set recreate = true %}
+            {% set recreate.value = true %}
         {% endif %}
         {% for column in target_info.columns %}
             {% set found = joinery.find_column(change_names, column.name) %}
             {% if found is none and full_build %}
-                {% set recreate = true %}
+                {% set recreate.value = true %}
             {% elif found is not none %}
                 {% set change_type = (change_info.columns | selectattr('name', 'equalto', found) | first)['type'] %}
                 {% if not joinery.upsert_types_compatible(column.type, change_type) %}
@@ -255,12 +258,28 @@
                             ~ column.type ~ ' in ' ~ target_sql
                                 ~ '; cast it in the model, or change the type with --full-refresh') }}
                     {% endif %}
-                    {% set recreate = true %}
+                    {% set recreate.value = true %}
                 {% endif %}
             {% endif %}
         {% endfor %}
     {% endif %}
-    {% if recreate %}
+    {% if target_info is not none and not full_build and settings.on_schema_change == 'fail' %}
+        {#- on_schema_change='fail': the model's columns must be the table's (types are checked above). -#}
+        {#- Hive keeps column names in lower case. -#}
+        {% set target_lower = target_names | map('lower') | list %}
+        {% set change_lower = change_names | map('lower') | list %}
+        {% set added = [] %}
+        {% for name in change_names if name | lower not in target_lower %}{% do added.append(name) %}{% endfor %}
+        {% set removed = [] %}
+        {% for name in target_names if name | lower not in change_lower %}{% do removed.append(name) %}{% endfor %}
+        {% if added or removed %}
+            {% do joinery.upsert_drop_changes(changes) %}
+            {{ joinery.raise_argument_error(where, 'on_schema_change', 'fail', 'the model adds columns '
+                ~ tojson(added) ~ ' and no longer selects ' ~ tojson(removed) ~ ' of ' ~ target_sql
+                ~ '; run it with --full-refresh, or set on_schema_change to append_new_columns') }}
+        {% endif %}
+    {% endif %}
+    {% if recreate.value %}
         {% set columns = change_info.columns %}
     {% else %}
         {% for column in target_info.columns if column.name | lower not in partitions | map('lower') | list %}
@@ -293,7 +312,7 @@
         {% endif %}
         {{ return({'columns': columns, 'partition_columns': partition_columns, 'selects': [new_rows],
             'target_facts': target_facts, 'target_partition_columns': target_partition_columns,
-            'add_columns': add_columns, 'recreate': recreate}) }}
+            'add_columns': add_columns, 'recreate': recreate.value}) }}
     {% endif %}
 
     {#- Incremental: rows of the touched partitions (all rows, unpartitioned) whose key did not
@@ -303,7 +322,21 @@
         {#- The changes' partitions came with their statistics (upsert_validate_changes), from the one
             pass over them: a scalar subquery naming the cached changes a second time made Spark
             compute them again when their query has a CTE used twice (compact's, fk_join's). -#}
-        {% set touched = joinery.upsert_partition_predicate(partition_columns, change_info.partition_values) %}
+        {% set touched_partitions = change_info.partition_values %}
+        {% set key_names = change_info['keys'] | map('lower') | list %}
+        {% if partitions | map('lower') | reject('in', key_names) | list %}
+            {#- A partition column outside the key may change for a key (a customer who moves city):
+                the partitions holding the changed keys now are rewritten too, or the key's old row
+                would stay there beside its new one. One scan of the table's key and partition
+                columns, only for such models. -#}
+            {% set holding = run_query(joinery.upsert_rows_and_partitions_sql(
+                'select current.* from ' ~ target_sql ~ ' as current left semi join ' ~ changes ~ ' as changed on '
+                    ~ joinery.upsert_key_match(change_info['keys'], 'changed', 'current'),
+                target_partition_columns)).rows[0][1] %}
+            {% set touched_partitions = touched_partitions + (joinery.upsert_parse_partition_values(
+                holding, target_partition_columns) | reject('in', touched_partitions) | list) %}
+        {% endif %}
+        {% set touched = joinery.upsert_partition_predicate(partition_columns, touched_partitions) %}
     {% endif %}
     {% set key_list = [] %}
     {% for key in change_info['keys'] %}
