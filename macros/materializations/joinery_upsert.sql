@@ -26,7 +26,7 @@
         {% do joinery.upsert_by_rewrite(target, existing, sql, settings) %}
     {% endif %}
 
-    {% do joinery.upsert_apply_properties(target) %}
+    {% do joinery.upsert_apply_properties(target, settings) %}
     {% do apply_grants(target, config.get('grants'), should_revoke=should_revoke(existing, full_refresh_mode=true)) %}
     {{ run_hooks(post_hooks, inside_transaction=True) }}
     {% do persist_docs(target, model) %}
@@ -90,6 +90,18 @@
 {% endmacro %}
 
 
+{% macro upsert_check_schema_unchanged(settings, changes, target_sql, added, removed) %}
+    {#- on_schema_change='fail': an incremental run whose SELECT adds or drops columns of the table
+        stops before it writes anything (its cached changes dropped). -#}
+    {% if settings.on_schema_change == 'fail' and (added or removed) %}
+        {% do joinery.upsert_drop_changes(changes) %}
+        {{ joinery.raise_argument_error(settings.where, 'on_schema_change', 'fail', 'the model adds columns '
+            ~ tojson(added) ~ ' and no longer selects ' ~ tojson(removed) ~ ' of ' ~ target_sql
+            ~ '; run it with --full-refresh, or set on_schema_change to append_new_columns') }}
+    {% endif %}
+{% endmacro %}
+
+
 {% macro upsert_assert_contract(sql, settings) %}
     {#- An enforced model contract, checked as dbt's `table` checks it (names and types of the SELECT
         against the model's yml columns), before anything is written. The delete marker column is
@@ -106,11 +118,11 @@
 {% endmacro %}
 
 
-{% macro upsert_apply_properties(target) %}
+{% macro upsert_apply_properties(target, settings) %}
     {#- The model's `tblproperties`, and its description as the table comment under
         persist_docs.relation, set on the table after each run (one statement, only when configured):
         joinery writes its own DDL, and a rebuilt definition starts without them. -#}
-    {% set where = 'joinery_upsert (model ' ~ model.name ~ ')' %}
+    {% set where = settings.where %}
     {% set properties = config.get('tblproperties') or {} %}
     {% if properties is not mapping %}
         {{ joinery.raise_argument_error(where, 'tblproperties', properties,

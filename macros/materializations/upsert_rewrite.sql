@@ -265,19 +265,15 @@
     {% endif %}
     {% if target_info is not none and not full_build and settings.on_schema_change == 'fail' %}
         {#- on_schema_change='fail': the model's columns must be the table's (types are checked above). -#}
-        {#- Hive keeps column names in lower case. -#}
-        {% set target_lower = target_names | map('lower') | list %}
-        {% set change_lower = change_names | map('lower') | list %}
         {% set added = [] %}
-        {% for name in change_names if name | lower not in target_lower %}{% do added.append(name) %}{% endfor %}
+        {% for name in change_names if joinery.find_column(target_names, name) is none %}
+            {% do added.append(name) %}
+        {% endfor %}
         {% set removed = [] %}
-        {% for name in target_names if name | lower not in change_lower %}{% do removed.append(name) %}{% endfor %}
-        {% if added or removed %}
-            {% do joinery.upsert_drop_changes(changes) %}
-            {{ joinery.raise_argument_error(where, 'on_schema_change', 'fail', 'the model adds columns '
-                ~ tojson(added) ~ ' and no longer selects ' ~ tojson(removed) ~ ' of ' ~ target_sql
-                ~ '; run it with --full-refresh, or set on_schema_change to append_new_columns') }}
-        {% endif %}
+        {% for name in target_names if joinery.find_column(change_names, name) is none %}
+            {% do removed.append(name) %}
+        {% endfor %}
+        {% do joinery.upsert_check_schema_unchanged(settings, changes, target_sql, added, removed) %}
     {% endif %}
     {% if recreate.value %}
         {% set columns = change_info.columns %}
