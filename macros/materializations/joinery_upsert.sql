@@ -90,10 +90,22 @@
 {% endmacro %}
 
 
-{% macro upsert_check_schema_unchanged(settings, changes, target_sql, added, removed) %}
+{% macro upsert_check_schema_unchanged(settings, changes, target_sql, target_names, change_names) %}
     {#- on_schema_change='fail': an incremental run whose SELECT adds or drops columns of the table
-        stops before it writes anything (its cached changes dropped). -#}
-    {% if settings.on_schema_change == 'fail' and (added or removed) %}
+        stops before it writes anything (its cached changes dropped). Names compare ignoring case,
+        as Spark resolves them. -#}
+    {% if settings.on_schema_change != 'fail' %}
+        {{ return(none) }}
+    {% endif %}
+    {% set added = [] %}
+    {% for name in change_names if joinery.find_column(target_names, name) is none %}
+        {% do added.append(name) %}
+    {% endfor %}
+    {% set removed = [] %}
+    {% for name in target_names if joinery.find_column(change_names, name) is none %}
+        {% do removed.append(name) %}
+    {% endfor %}
+    {% if added or removed %}
         {% do joinery.upsert_drop_changes(changes) %}
         {{ joinery.raise_argument_error(settings.where, 'on_schema_change', 'fail', 'the model adds columns '
             ~ tojson(added) ~ ' and no longer selects ' ~ tojson(removed) ~ ' of ' ~ target_sql

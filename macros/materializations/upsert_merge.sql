@@ -20,11 +20,7 @@
         {% for column in change_info.columns if joinery.find_column(target_names, column.name) is none %}
             {% do added.append(joinery.quote_identifier(column.name) ~ ' ' ~ column.type) %}
         {% endfor %}
-        {% set removed = [] %}
-        {% for name in target_names if joinery.find_column(names, name) is none %}
-            {% do removed.append(name) %}
-        {% endfor %}
-        {% do joinery.upsert_check_schema_unchanged(settings, changes, target_sql, added, removed) %}
+        {% do joinery.upsert_check_schema_unchanged(settings, changes, target_sql, target_names, names) %}
         {% if added %}
             {% do run_query('alter table ' ~ target_sql ~ ' add columns (' ~ added | join(', ') ~ ')') %}
         {% endif %}

@@ -263,17 +263,9 @@
             {% endif %}
         {% endfor %}
     {% endif %}
-    {% if target_info is not none and not full_build and settings.on_schema_change == 'fail' %}
-        {#- on_schema_change='fail': the model's columns must be the table's (types are checked above). -#}
-        {% set added = [] %}
-        {% for name in change_names if joinery.find_column(target_names, name) is none %}
-            {% do added.append(name) %}
-        {% endfor %}
-        {% set removed = [] %}
-        {% for name in target_names if joinery.find_column(change_names, name) is none %}
-            {% do removed.append(name) %}
-        {% endfor %}
-        {% do joinery.upsert_check_schema_unchanged(settings, changes, target_sql, added, removed) %}
+    {% if target_info is not none and not full_build %}
+        {#- Types are checked above; on_schema_change='fail' also needs the same columns. -#}
+        {% do joinery.upsert_check_schema_unchanged(settings, changes, target_sql, target_names, change_names) %}
     {% endif %}
     {% if recreate.value %}
         {% set columns = change_info.columns %}
