@@ -24,8 +24,26 @@ from python_tests.test_packaging import dbt_deps
 SCHEMA = "test_bad_inputs"
 T1, T2, T3 = "timestamp'2024-01-01 00:00:00'", "timestamp'2024-01-02 00:00:00'", "timestamp'2024-01-03 00:00:00'"
 
+# A struct of 32 fields, two of them with names that need quoting: `describe` prints it cut after 25
+# fields and with bare field names, neither of which Spark parses back.
+WIDE_FIELDS = ", ".join([f"f{i}: int" for i in range(30)] + ["`page-view`: string", "`Mixed Case`: int"])
+WIDE_TYPE = "struct<" + ",".join([f"f{i}:int" for i in range(30)] + ["page-view:string", "Mixed Case:int"]) + ">"
+
+
+def wide_row(key: int, base: int, page_view: str) -> str:
+    fields = ", ".join(
+        [f"'f{i}', {base + i}" for i in range(30)] + [f"'page-view', '{page_view}'", f"'Mixed Case', {key}"]
+    )
+    return f"({key}, named_struct({fields}), array(named_struct('x y', {key})), {T1})"
+
+
 # name -> (columns DDL, rows as SQL tuples)
 TABLES = {
+    "nested_snap": (
+        f"id int, payload struct<{WIDE_FIELDS}>, tags array<struct<`x y`: int>>, ts timestamp",
+        [wide_row(1, 0, "pv1"), wide_row(2, 100, "pv2")],
+    ),
+    "nested_delta": ("id int, v string, ts timestamp", [f"(1, 'new', {T2})", f"(3, 'c', {T2})"]),
     "snap": ("id int, v string, ts timestamp", [f"(1, 'a', {T1})", f"(2, 'b', {T1})"]),
     "snap_nullkey": ("id int, v string, ts timestamp", [f"(1, 'a', {T1})", f"(null, 'n', {T1})"]),
     "delta_nullkey": ("id int, v string, ts timestamp", [f"(null, 'n2', {T2})"]),
@@ -66,6 +84,9 @@ INJECTIONS = {
     "dot": "test_bad_inputs.orders",
 }
 
+
+# The last field of the struct, the two quoted ones, a field of a struct in an array, a padded column.
+NESTED_COLUMNS = ["id", "payload.f29", "payload.`page-view`", "payload.`Mixed Case`", "tags[0].`x y`", "v"]
 
 # Each case: model SQL (the macro call) and what must happen. `error`: every fragment appears in the
 # error; `rows`: the model's rows (sorted) on the listed columns. `config`: a config() call kept at
@@ -229,7 +250,20 @@ CASES: dict[str, dict] = {
         sql="joinery.union_padded([source('bad', 'weird'), source('bad', 'weird')])",
         row_count=6,
     ),
-    # --- joinery_upsert ---
+    # --- nested types ---
+    "a_struct_of_32_fields_with_quoted_names_is_upserted": dict(
+        config="config(materialized='joinery_upsert', unique_key='id', file_format='parquet')",
+        sql="'select * from ' ~ source('bad', 'nested_snap')",
+        rows=(NESTED_COLUMNS[:5], [(1, 29, "pv1", 1, 1), (2, 129, "pv2", 2, 2)]),
+    ),
+    "a_struct_of_32_fields_missing_from_a_delta_is_padded": dict(
+        config="config(materialized='joinery_upsert', unique_key='id', file_format='parquet')",
+        sql="joinery.compact(source('bad', 'nested_snap'), [source('bad', 'nested_delta')], key='id', updated_at='ts')",
+        rows=(
+            NESTED_COLUMNS,
+            [(1, None, None, None, None, "new"), (2, 129, "pv2", 2, 2, None), (3, None, None, None, None, "c")],
+        ),
+    ),
     # --- inputs that are not tables or views ---
     "an_ephemeral_model_as_an_input": dict(
         sql="joinery.multi_join({'orders': ref('bi_ephemeral_orders'), 'customers': source('bad', 'customers')}, "
@@ -383,6 +417,21 @@ def test_a_unit_test_of_a_model_that_reads_its_inputs_columns_fails_with_a_clear
     assert result["status"] == "error", result
     for fragment in ["is a CTE", "dbt unit test", "introspective queries"]:
         assert fragment in (result["message"] or ""), result["message"]
+
+
+def test_structs_of_32_fields_keep_their_rows_through_an_incremental_run(outcome, project, spark):
+    # The incremental path writes the table's own types back (a staging table's DDL, casts of the
+    # table's rows), which the first build did not.
+    names = [
+        "a_struct_of_32_fields_with_quoted_names_is_upserted",
+        "a_struct_of_32_fields_missing_from_a_delta_is_padded",
+    ]
+    before = {name: spark.rows(f"{SCHEMA}.bi_{name}") for name in names}
+    project.invoke("run", "--select", *[f"bi_{name}" for name in names])
+    for name in names:
+        assert spark.rows(f"{SCHEMA}.bi_{name}") == before[name], name
+        (payload_type,) = spark.query(f"select typeof(payload) from {SCHEMA}.bi_{name} limit 1")[0]
+        assert payload_type == WIDE_TYPE, name
 
 
 def test_injected_identifiers_changed_nothing(outcome, spark):

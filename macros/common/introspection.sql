@@ -20,7 +20,70 @@
             ~ 'table for a CTE. Materialize that model as a view or a table. dbt unit tests do not support '
             ~ "models that read their inputs' columns (introspective queries)") %}
     {% endif %}
-    {{ return(adapter.get_columns_in_relation(relation)) }}
+    {% set columns = adapter.get_columns_in_relation(relation) %}
+    {% if not joinery.has_struct_type(columns | map(attribute='dtype')) %}
+        {{ return(columns) }}
+    {% endif %}
+    {% set exact = joinery.exact_column_types(relation) %}
+    {% set result = [] %}
+    {% for column in columns %}
+        {% do result.append(api.Column.create(column.name, exact[column.name])
+            if 'struct<' in column.dtype | lower else column) %}
+    {% endfor %}
+    {{ return(result) }}
+{% endmacro %}
+
+
+{% macro has_struct_type(types) %}
+    {#- Whether any type holds a struct: `describe` prints a struct as Spark's simpleString, which
+        leaves field names unquoted (`struct<page-view:int>`) and cuts a struct of more than 25
+        fields (`... 5 more fields`), so neither can be written back into DDL or a cast. -#}
+    {% for type in types if 'struct<' in type | lower %}
+        {{ return(true) }}
+    {% endfor %}
+    {{ return(false) }}
+{% endmacro %}
+
+
+{% macro exact_column_types(relation) %}
+    {#- {column name: type as Spark parses it back}, from `describe table extended ... as json`
+        (Spark 4), whose types are structured: every struct field, names quoted. -#}
+    {% set described = fromjson(run_query('describe table extended ' ~ relation ~ ' as json').columns[0].values()[0]) %}
+    {% set types = {} %}
+    {% for column in described['columns'] %}
+        {% do types.update({column['name']: joinery.spark_type_sql(column['type'])}) %}
+    {% endfor %}
+    {{ return(types) }}
+{% endmacro %}
+
+
+{% macro spark_type_sql(spec) %}
+    {#- A type of `describe ... as json` as Spark SQL, spelled as `describe` spells the types it
+        prints in full (lowercase, no spaces in nested types) so the two compare equal. Field
+        nullability and comments are not kept, as `describe` does not print them. -#}
+    {% set name = spec['name'] %}
+    {% if name == 'struct' %}
+        {% set fields = [] %}
+        {% for field in spec['fields'] %}
+            {% do fields.append(joinery.quote_identifier(field['name']) ~ ':' ~ joinery.spark_type_sql(field['type'])) %}
+        {% endfor %}
+        {{ return('struct<' ~ fields | join(',') ~ '>') }}
+    {% elif name == 'array' %}
+        {{ return('array<' ~ joinery.spark_type_sql(spec['element_type']) ~ '>') }}
+    {% elif name == 'map' %}
+        {{ return('map<' ~ joinery.spark_type_sql(spec['key_type']) ~ ','
+            ~ joinery.spark_type_sql(spec['value_type']) ~ '>') }}
+    {% elif name == 'decimal' %}
+        {{ return('decimal(' ~ spec['precision'] ~ ',' ~ spec['scale'] ~ ')') }}
+    {% elif spec.get('length') is not none %}
+        {{ return(name ~ '(' ~ spec['length'] ~ ')') }}
+    {% elif spec.get('start_unit') is not none %}
+        {{ return(name ~ ' ' ~ spec['start_unit'] ~ (' to ' ~ spec['end_unit']
+            if spec.get('end_unit') not in [none, spec['start_unit']] else '')) }}
+    {% elif spec.get('collation') not in [none, 'UTF8_BINARY'] %}
+        {{ return(name ~ ' collate ' ~ spec['collation']) }}
+    {% endif %}
+    {{ return(name) }}
 {% endmacro %}
 
 

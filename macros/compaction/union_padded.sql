@@ -94,7 +94,7 @@
                 {% do plan.append(entry) %}
             {% endif %}
             {% do by_name[lowered].sources.update({relation_index: column.name}) %}
-            {% do by_name[lowered].source_types.update({relation_index: column.dtype | lower | replace(' ', '')}) %}
+            {% do by_name[lowered].source_types.update({relation_index: column.dtype}) %}
         {% endfor %}
     {% endfor %}
 

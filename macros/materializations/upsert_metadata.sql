@@ -3,7 +3,7 @@
 
 {% macro upsert_describe(relation_sql) %}
     {#- Columns, partition columns, location and type of a table (or the columns of a view), from
-        one `describe table extended`. -#}
+        one `describe table extended`, and a second one as JSON when a column holds a struct. -#}
     {% set rows = run_query('describe table extended ' ~ relation_sql).rows %}
     {% set info = {'columns': [], 'partition_columns': [], 'location': none, 'type': none} %}
     {% set section = namespace(name='columns') %}
@@ -26,6 +26,12 @@
             {% do info.update({'type': value}) %}
         {% endif %}
     {% endfor %}
+    {% if joinery.has_struct_type(info['columns'] | map(attribute='type')) %}
+        {% set exact = joinery.exact_column_types(relation_sql) %}
+        {% for column in info['columns'] if 'struct<' in column['type'] | lower %}
+            {% do column.update({'type': exact[column['name']]}) %}
+        {% endfor %}
+    {% endif %}
     {{ return(info) }}
 {% endmacro %}
 
