@@ -24,8 +24,8 @@ from python_tests.test_packaging import dbt_deps
 SCHEMA = "test_bad_inputs"
 T1, T2, T3 = "timestamp'2024-01-01 00:00:00'", "timestamp'2024-01-02 00:00:00'", "timestamp'2024-01-03 00:00:00'"
 
-# A struct of 32 fields, two of them with names that need quoting: `describe` prints it cut after 25
-# fields and with bare field names, neither of which Spark parses back.
+# A struct of 32 fields, two of them with names that need quoting, and one of 30 plain fields:
+# `describe` prints them cut after 25 fields and with bare field names, neither of which Spark parses back.
 WIDE_FIELDS = ", ".join([f"f{i}: int" for i in range(30)] + ["`page-view`: string", "`Mixed Case`: int"])
 WIDE_TYPE = "struct<" + ",".join([f"f{i}:int" for i in range(30)] + ["page-view:string", "Mixed Case:int"]) + ">"
 
@@ -34,13 +34,15 @@ def wide_row(key: int, base: int, page_view: str) -> str:
     fields = ", ".join(
         [f"'f{i}', {base + i}" for i in range(30)] + [f"'page-view', '{page_view}'", f"'Mixed Case', {key}"]
     )
-    return f"({key}, named_struct({fields}), array(named_struct('x y', {key})), {T1})"
+    counts = ", ".join(f"'c{i}', {base + i}" for i in range(30))
+    return f"({key}, named_struct({fields}), array(named_struct('x y', {key})), named_struct({counts}), {T1})"
 
 
 # name -> (columns DDL, rows as SQL tuples)
 TABLES = {
     "nested_snap": (
-        f"id int, payload struct<{WIDE_FIELDS}>, tags array<struct<`x y`: int>>, ts timestamp",
+        f"id int, payload struct<{WIDE_FIELDS}>, tags array<struct<`x y`: int>>, "
+        f"counts struct<{', '.join(f'c{i}: int' for i in range(30))}>, ts timestamp",
         [wide_row(1, 0, "pv1"), wide_row(2, 100, "pv2")],
     ),
     "nested_delta": ("id int, v string, ts timestamp", [f"(1, 'new', {T2})", f"(3, 'c', {T2})"]),
@@ -86,7 +88,15 @@ INJECTIONS = {
 
 
 # The last field of the struct, the two quoted ones, a field of a struct in an array, a padded column.
-NESTED_COLUMNS = ["id", "payload.f29", "payload.`page-view`", "payload.`Mixed Case`", "tags[0].`x y`", "v"]
+NESTED_COLUMNS = [
+    "id",
+    "payload.f29",
+    "payload.`page-view`",
+    "payload.`Mixed Case`",
+    "tags[0].`x y`",
+    "counts.c29",
+    "v",
+]
 
 # Each case: model SQL (the macro call) and what must happen. `error`: every fragment appears in the
 # error; `rows`: the model's rows (sorted) on the listed columns. `config`: a config() call kept at
@@ -254,14 +264,18 @@ CASES: dict[str, dict] = {
     "a_struct_of_32_fields_with_quoted_names_is_upserted": dict(
         config="config(materialized='joinery_upsert', unique_key='id', file_format='parquet')",
         sql="'select * from ' ~ source('bad', 'nested_snap')",
-        rows=(NESTED_COLUMNS[:5], [(1, 29, "pv1", 1, 1), (2, 129, "pv2", 2, 2)]),
+        rows=(NESTED_COLUMNS[:6], [(1, 29, "pv1", 1, 1, 29), (2, 129, "pv2", 2, 2, 129)]),
     ),
     "a_struct_of_32_fields_missing_from_a_delta_is_padded": dict(
         config="config(materialized='joinery_upsert', unique_key='id', file_format='parquet')",
         sql="joinery.compact(source('bad', 'nested_snap'), [source('bad', 'nested_delta')], key='id', updated_at='ts')",
         rows=(
             NESTED_COLUMNS,
-            [(1, None, None, None, None, "new"), (2, 129, "pv2", 2, 2, None), (3, None, None, None, None, "c")],
+            [
+                (1, None, None, None, None, None, "new"),
+                (2, 129, "pv2", 2, 2, 129, None),
+                (3, None, None, None, None, None, "c"),
+            ],
         ),
     ),
     # --- inputs that are not tables or views ---

@@ -21,51 +21,54 @@
             ~ "models that read their inputs' columns (introspective queries)") %}
     {% endif %}
     {% set columns = adapter.get_columns_in_relation(relation) %}
-    {% if not joinery.has_struct_type(columns | map(attribute='dtype')) %}
+    {% set fixed = joinery.parseable_struct_types(relation, columns | map(attribute='name') | list,
+        columns | map(attribute='dtype') | list) %}
+    {% if not fixed %}
         {{ return(columns) }}
     {% endif %}
-    {% set exact = joinery.exact_column_types(relation) %}
     {% set result = [] %}
     {% for column in columns %}
-        {% do result.append(api.Column.create(column.name, exact[column.name])
-            if 'struct<' in column.dtype | lower else column) %}
+        {% do result.append(api.Column.create(column.name, fixed[column.name]) if column.name in fixed else column) %}
     {% endfor %}
     {{ return(result) }}
 {% endmacro %}
 
 
-{% macro has_struct_type(types) %}
-    {#- Whether any type holds a struct: `describe` prints a struct as Spark's simpleString, which
-        leaves field names unquoted (`struct<page-view:int>`) and cuts a struct of more than 25
-        fields (`... 5 more fields`), so neither can be written back into DDL or a cast. -#}
-    {% for type in types if 'struct<' in type | lower %}
-        {{ return(true) }}
-    {% endfor %}
-    {{ return(false) }}
-{% endmacro %}
-
-
-{% macro exact_column_types(relation) %}
-    {#- {column name: type as Spark parses it back}, from `describe table extended ... as json`
-        (Spark 4), whose types are structured: every struct field, names quoted. -#}
+{% macro parseable_struct_types(relation, names, types) %}
+    {#- {column name: type} for the columns whose described type Spark cannot parse back. `describe`
+        prints a struct as Spark's simpleString, which cuts a struct of more than 25 fields
+        (`... 5 more fields`) and leaves field names bare (`struct<page-view:int>`); such types are
+        read again from `describe table extended ... as json` (Spark 4), one more statement, only
+        for a relation with such a column. Other types stay as described: the JSON form spells a
+        char or varchar field of a struct as string. -#}
+    {% if not execute or 'struct<' not in (types | join(' ') | lower) %}
+        {{ return({}) }}
+    {% endif %}
     {% set described = fromjson(run_query('describe table extended ' ~ relation ~ ' as json').columns[0].values()[0]) %}
-    {% set types = {} %}
+    {% set fixed = {} %}
     {% for column in described['columns'] %}
-        {% do types.update({column['name']: joinery.spark_type_sql(column['type'])}) %}
+        {% set index = names.index(column['name']) if column['name'] in names else none %}
+        {% set exact = joinery.spark_type_sql(column['type']) %}
+        {% if index is not none and 'struct<' in types[index] | lower
+            and (' more fields' in types[index] or '`' in exact) %}
+            {% do fixed.update({column['name']: exact}) %}
+        {% endif %}
     {% endfor %}
-    {{ return(types) }}
+    {{ return(fixed) }}
 {% endmacro %}
 
 
 {% macro spark_type_sql(spec) %}
     {#- A type of `describe ... as json` as Spark SQL, spelled as `describe` spells the types it
-        prints in full (lowercase, no spaces in nested types) so the two compare equal. Field
-        nullability and comments are not kept, as `describe` does not print them. -#}
+        prints in full (lowercase, no spaces in nested types), field names quoted only where they
+        need it. Field nullability and comments are not kept, as `describe` does not print them. -#}
     {% set name = spec['name'] %}
     {% if name == 'struct' %}
         {% set fields = [] %}
         {% for field in spec['fields'] %}
-            {% do fields.append(joinery.quote_identifier(field['name']) ~ ':' ~ joinery.spark_type_sql(field['type'])) %}
+            {% set name_sql = field['name'] if modules.re.match('^[A-Za-z_][A-Za-z0-9_]*$', field['name'])
+                else joinery.quote_identifier(field['name']) %}
+            {% do fields.append(name_sql ~ ':' ~ joinery.spark_type_sql(field['type'])) %}
         {% endfor %}
         {{ return('struct<' ~ fields | join(',') ~ '>') }}
     {% elif name == 'array' %}

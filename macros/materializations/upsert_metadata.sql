@@ -26,12 +26,11 @@
             {% do info.update({'type': value}) %}
         {% endif %}
     {% endfor %}
-    {% if joinery.has_struct_type(info['columns'] | map(attribute='type')) %}
-        {% set exact = joinery.exact_column_types(relation_sql) %}
-        {% for column in info['columns'] if 'struct<' in column['type'] | lower %}
-            {% do column.update({'type': exact[column['name']]}) %}
-        {% endfor %}
-    {% endif %}
+    {% set fixed = joinery.parseable_struct_types(relation_sql, info['columns'] | map(attribute='name') | list,
+        info['columns'] | map(attribute='type') | list) %}
+    {% for column in info['columns'] if column['name'] in fixed %}
+        {% do column.update({'type': fixed[column['name']]}) %}
+    {% endfor %}
     {{ return(info) }}
 {% endmacro %}
 
