@@ -38,8 +38,33 @@ def wide_row(key: int, base: int, page_view: str) -> str:
     return f"({key}, named_struct({fields}), array(named_struct('x y', {key})), named_struct({counts}), {T1})"
 
 
+# Types Spark cannot compare, order or hash (maps, variants, a struct holding a map), and a string
+# collation under which 'bob' equals 'BOB'.
+EXOTIC_COLUMNS = (
+    "id int, m map<string, int>, sm struct<q: int, r: map<string, int>>, v variant, "
+    "name string collate UTF8_LCASE, ts timestamp"
+)
+
+
+def exotic_row(key: int, value: int, name: str, ts: str) -> str:
+    return (
+        f"({key}, map('k', {value}), named_struct('q', {key}, 'r', map('x', {value})), "
+        f"parse_json('[{value}]'), '{name}', {ts})"
+    )
+
+
 # name -> (columns DDL, rows as SQL tuples)
 TABLES = {
+    "exotic_snap": (EXOTIC_COLUMNS, [exotic_row(1, 1, "bob", T1), exotic_row(2, 2, "ann", T1)]),
+    "exotic_delta": (EXOTIC_COLUMNS, [exotic_row(2, 99, "ann", T2)]),
+    "collated_ties": ("k int, ts int, name string collate UTF8_LCASE", ["(1, 1, 'a')", "(1, 1, 'A')", "(2, 1, 'b')"]),
+    "collated_ties_reversed": (
+        "k int, ts int, name string collate UTF8_LCASE",
+        ["(2, 1, 'b')", "(1, 1, 'A')", "(1, 1, 'a')"],
+    ),
+    "collated_lower": ("k int, name string collate UTF8_LCASE", ["(1, 'a')"]),
+    "collated_upper": ("k int, name string collate UTF8_LCASE", ["(1, 'A')"]),
+    "plain_names": ("k int, name string", ["(1, 'a')"]),
     "nested_snap": (
         f"id int, payload struct<{WIDE_FIELDS}>, tags array<struct<`x y`: int>>, "
         f"counts struct<{', '.join(f'c{i}: int' for i in range(30))}>, ts timestamp",
@@ -86,6 +111,11 @@ INJECTIONS = {
     "dot": "test_bad_inputs.orders",
 }
 
+
+EXOTIC_COMPACT = (
+    "joinery.compact(source('bad', 'exotic_snap'), [source('bad', 'exotic_delta')], key='id', updated_at='ts')"
+)
+EXOTIC_VALUES = ["id", "to_json(m)", "to_json(sm.r)", "to_json(v)", "cast(name as string)"]
 
 # The last field of the struct, the two quoted ones, a field of a struct in an array, a padded column.
 NESTED_COLUMNS = [
@@ -278,6 +308,44 @@ CASES: dict[str, dict] = {
             ],
         ),
     ),
+    # --- types Spark cannot compare (maps, variants) and collated strings ---
+    "maps_variants_and_collated_strings_are_compacted": dict(
+        config="config(materialized='joinery_upsert', unique_key='id', file_format='parquet')",
+        sql=EXOTIC_COMPACT,
+        rows=(EXOTIC_VALUES, [(1, '{"k":1}', '{"x":1}', "[1]", "bob"), (2, '{"k":99}', '{"x":99}', "[99]", "ann")]),
+    ),
+    "maps_variants_and_collated_strings_compacted_in_full": dict(
+        sql=EXOTIC_COMPACT,
+        rows=(EXOTIC_VALUES, [(1, '{"k":1}', '{"x":1}', "[1]", "bob"), (2, '{"k":99}', '{"x":99}', "[99]", "ann")]),
+    ),
+    "collated_ties_resolve_by_binary_value": dict(
+        sql="joinery.dedup_latest(source('bad', 'collated_ties'), key='k', order_by='ts')",
+        same_as="collated_ties_reversed_input",
+        rows=(["k", "cast(name as string)"], [(1, "a"), (2, "b")]),
+    ),
+    "collated_ties_reversed_input": dict(
+        sql="joinery.dedup_latest(source('bad', 'collated_ties_reversed'), key='k', order_by='ts')",
+        rows=(["k", "cast(name as string)"], [(1, "a"), (2, "b")]),
+    ),
+    "a_changelog_with_maps_and_variants": dict(
+        sql="joinery.changelog_state(source('bad', 'exotic_delta'), key='id', sequence_by='ts', deleted='false')",
+        row_count=1,
+    ),
+    "upsert_unique_key_of_a_map": dict(
+        config="config(materialized='joinery_upsert', unique_key='m', file_format='parquet')",
+        sql="'select * from ' ~ source('bad', 'exotic_snap')",
+        error=["joinery_upsert", "`unique_key`", "map<string,int>", "cannot compare"],
+    ),
+    "join_on_a_variant_key": dict(
+        sql="joinery.multi_join({'a': source('bad', 'exotic_snap'), 'b': source('bad', 'exotic_delta')}, "
+        "keys={'a': ['v'], 'b': ['v']}, select=['a.id'])",
+        error=["joinery.multi_join", "`keys`", "a.v", "variant", "cannot compare"],
+    ),
+    "join_of_two_collations": dict(
+        sql="joinery.multi_join({'a': source('bad', 'plain_names'), 'b': source('bad', 'collated_lower')}, "
+        "keys={'a': ['name'], 'b': ['name']}, select=['a.k'])",
+        error=["joinery.multi_join", "`keys`", "b.name", "UTF8_LCASE", "a.name", "UTF8_BINARY"],
+    ),
     # --- inputs that are not tables or views ---
     "an_ephemeral_model_as_an_input": dict(
         sql="joinery.multi_join({'orders': ref('bi_ephemeral_orders'), 'customers': source('bad', 'customers')}, "
@@ -306,6 +374,9 @@ HELPERS = {
     # A router of rows that carry another router's error columns, without an error port of its own.
     "bi_router_of_failed_rows": "{{ joinery.route(source('bad', 'failed_rows'), "
     "ports=[{'name': 'failed', 'when': 'joinery_error_code is not null'}], default_port='ok') }}",
+    "bi_router_of_maps_and_variants": "{{ joinery.route(source('bad', 'exotic_snap'), "
+    "ports=[{'name': 'big', 'when': \"m['k'] > 1\"}], default_port='small') }}",
+    "bi_collated_lower": "select * from {{ source('bad', 'collated_lower') }}",
     "bi_ephemeral_orders": "{{ config(materialized='ephemeral') }}\nselect * from {{ source('bad', 'orders') }}",
     # Built, but first unit-tested (dbt build runs a model's unit tests before it).
     "bi_unit_tested_join": "{{ joinery.multi_join({'orders': source('bad', 'orders'), "
@@ -324,6 +395,29 @@ unit_tests:
         rows: [{customer_id: 1, name: ann, v: c}]
     expect:
       rows: [{order_id: 10, customer_id: 1, amount: 5, v: o, name: ann}]
+"""
+
+# Generic tests on values Spark cannot compare as they are: each must reach a verdict, and the
+# right one (names that differ only in case are different rows).
+DATA_TESTS = """version: 2
+models:
+  - name: bi_router_of_maps_and_variants
+    data_tests:
+      - joinery.ports_partition_input:
+          arguments:
+            input: source('bad', 'exotic_snap')
+  - name: bi_maps_variants_and_collated_strings_compacted_in_full
+    data_tests:
+      - joinery.equal_rows:
+          name: bi_equal_rows_of_equal_maps_and_variants
+          arguments:
+            expected: ref('bi_maps_variants_and_collated_strings_are_compacted')
+  - name: bi_collated_lower
+    data_tests:
+      - joinery.equal_rows:
+          name: bi_equal_rows_tells_a_from_upper_case_a
+          arguments:
+            expected: source('bad', 'collated_upper')
 """
 
 MALFORMED_SEED = "id,name\n1,ann\n2,bob,extra\n3,cid\n"
@@ -362,6 +456,7 @@ def write_project(root: Path) -> None:
     for name, sql in HELPERS.items():
         (root / "models" / f"{name}.sql").write_text(sql + "\n")
     (root / "models" / "unit_tests.yml").write_text(UNIT_TESTS)
+    (root / "models" / "data_tests.yml").write_text(DATA_TESTS)
     (root / "seeds" / "bi_malformed_seed.csv").write_text(MALFORMED_SEED)
 
 
@@ -446,6 +541,34 @@ def test_structs_of_32_fields_keep_their_rows_through_an_incremental_run(outcome
         assert spark.rows(f"{SCHEMA}.bi_{name}") == before[name], name
         (payload_type,) = spark.query(f"select typeof(payload) from {SCHEMA}.bi_{name} limit 1")[0]
         assert payload_type == WIDE_TYPE, name
+
+
+def test_generic_tests_compare_maps_variants_and_collated_strings_exactly(outcome):
+    def status(prefix: str) -> str:
+        (found,) = [result["status"] for name, result in outcome.nodes.items() if name.startswith(prefix)]
+        return found
+
+    assert status("test.bad_inputs.bi_equal_rows_of_equal_maps_and_variants.") == "pass"
+    assert status("test.bad_inputs.bi_equal_rows_tells_a_from_upper_case_a.") == "fail"
+    assert status("test.bad_inputs.joinery_ports_partition_input_bi_router_of_maps_and_variants") == "pass"
+
+
+def test_an_incremental_compaction_of_maps_variants_and_collated_strings_equals_a_full_one(outcome, project, spark):
+    # A case-only change ('ann' -> 'ANN') under UTF8_LCASE, and a changed map, variant and struct of a map.
+    incremental = f"{SCHEMA}.bi_maps_variants_and_collated_strings_are_compacted"
+    full = f"{SCHEMA}.bi_maps_variants_and_collated_strings_compacted_in_full"
+    spark.execute(
+        f"insert into {SCHEMA}.exotic_delta values {exotic_row(2, 7, 'ANN', T3)}, {exotic_row(1, 1, 'BOB', T3)}"
+    )
+    project.invoke(
+        "run",
+        "--select",
+        "bi_maps_variants_and_collated_strings_are_compacted",
+        "bi_maps_variants_and_collated_strings_compacted_in_full",
+    )
+    expected = [(1, '{"k":1}', '{"x":1}', "[1]", "BOB"), (2, '{"k":7}', '{"x":7}', "[7]", "ANN")]
+    assert spark.rows(full, EXOTIC_VALUES) == expected
+    assert spark.rows(incremental, EXOTIC_VALUES) == expected
 
 
 def test_injected_identifiers_changed_nothing(outcome, spark):

@@ -188,9 +188,8 @@
         {% do ordering.append(joinery.quote_identifier(column) ~ ' desc nulls last') %}
     {% endfor %}
     {% do ordering.append('_joinery_source desc') %}
-    {% for entry in plan if entry.name not in settings.key + [settings.updated_at, settings.loaded_at]
-        and not entry.type.startswith('map<') %}
-        {% do ordering.append(joinery.quote_identifier(entry.name) ~ ' desc nulls last') %}
+    {% for entry in plan if entry.name not in settings.key + [settings.updated_at, settings.loaded_at] %}
+        {% do ordering.append(joinery.comparable_sql(joinery.quote_identifier(entry.name), entry.type) ~ ' desc nulls last') %}
     {% endfor %}
     {% set ctes_sql %}
 delta_rows as (
@@ -397,8 +396,9 @@ where not {{ joinery.compaction_deleted_sql(settings) }}
     {% set touched_sql = new_rows.touched %}
     {% set names = plan | map(attribute='name') | list %}
     {% set identical = [] %}
-    {% for name in names %}
-        {% do identical.append('w.' ~ joinery.quote_identifier(name) ~ ' <=> m.' ~ joinery.quote_identifier(name)) %}
+    {% for entry in plan %}
+        {% do identical.append(joinery.same_value_sql('w.' ~ joinery.quote_identifier(entry.name),
+            'm.' ~ joinery.quote_identifier(entry.name), entry.type)) %}
     {% endfor %}
     {% set incremental_sql %}
 {{ joinery.compaction_watermark_comment(settings.loaded_at, new_rows.watermark) }}
@@ -526,8 +526,9 @@ where
             if found else 'cast(null as ' ~ entry.type ~ ')') ~ ' as ' ~ joinery.quote_identifier(entry.name)) %}
     {% endfor %}
     {% set same_row = [] %}
-    {% for name in names %}
-        {% do same_row.append('c.' ~ joinery.quote_identifier(name) ~ ' <=> t.' ~ joinery.quote_identifier(name)) %}
+    {% for entry in plan %}
+        {% do same_row.append(joinery.same_value_sql('c.' ~ joinery.quote_identifier(entry.name),
+            't.' ~ joinery.quote_identifier(entry.name), entry.type)) %}
     {% endfor %}
     {% set diff_sql %}
 with

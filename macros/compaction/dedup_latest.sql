@@ -76,13 +76,13 @@
 
 
 {% macro default_tie_breaker(columns, key_columns) %}
-    {#- Every non-key column that Spark can order (maps cannot be compared), so that rows tying on
-        order_by resolve the same way on every run. -#}
+    {#- Every non-key column, in its comparable form (comparable_sql: maps and variants, which Spark
+        cannot order, and collated strings, under which 'a' and 'A' tie), so that rows tying on
+        order_by resolve the same way on every run and in any input order. -#}
     {% set tie = [] %}
     {% for column in columns %}
-        {% if (column.name | lower) not in (key_columns | map('lower') | list)
-            and 'map<' not in (column.dtype | lower) %}
-            {% do tie.append(joinery.quote_identifier(column.name)) %}
+        {% if (column.name | lower) not in (key_columns | map('lower') | list) %}
+            {% do tie.append(joinery.comparable_sql(joinery.quote_identifier(column.name), column.dtype)) %}
         {% endif %}
     {% endfor %}
     {{ return(tie) }}

@@ -57,11 +57,12 @@
     {% endif %}
     {#- Remaining ties (same version, same arrival): a delete wins, then a hash of the whole row, so
         the winner is a function of the rows alone and an incremental run picks what a full
-        recompute picks. Map columns cannot be hashed in Spark and are left out of the hash. -#}
+        recompute picks. Maps and variants, which Spark cannot hash, and collated strings are hashed
+        in their comparable form (comparable_sql). -#}
     {% do ordering.append('_joinery_tombstone desc') %}
     {% set hashable = [] %}
-    {% for column in columns if not (column.dtype | lower).startswith('map') %}
-        {% do hashable.append(joinery.quote_identifier(column.name)) %}
+    {% for column in columns %}
+        {% do hashable.append(joinery.comparable_sql(joinery.quote_identifier(column.name), column.dtype)) %}
     {% endfor %}
     {% do ordering.append('xxhash64(' ~ hashable | join(', ') ~ ') desc') %}
 

@@ -66,6 +66,18 @@
     {% set join_condition = joinery.fk_join_key_match(foreign_keys, right_keys, 'left_state', 'right_state') %}
     {% set left_key_match = joinery.fk_join_key_match(left_keys, left_keys, 'previous_affected', 'recomputed') %}
     {% set value_names = outputs | map(attribute='name') | reject('in', left_keys) | list %}
+    {#- Output types, for comparing a recomputed value with the stored one exactly. -#}
+    {% set described_types = {'left_state': {}, 'right_state': {}} %}
+    {% for column in left_described %}
+        {% do described_types['left_state'].update({column.name: column.dtype}) %}
+    {% endfor %}
+    {% for column in right_described %}
+        {% do described_types['right_state'].update({column.name: column.dtype}) %}
+    {% endfor %}
+    {% set value_types = {} %}
+    {% for output in outputs %}
+        {% do value_types.update({output.name: described_types[output.side][output.column]}) %}
+    {% endfor %}
 
     {% if not joinery.fk_join_incremental_run() %}
     {% set join_sql %}
@@ -196,8 +208,8 @@
         recomputed.{{ first_key }} is null
         or previous_affected.{{ first_key }} is null
         {% for name in value_names -%}
-        or not (recomputed.{{ joinery.quote_identifier(name) }}
-            <=> previous_affected.{{ joinery.quote_identifier(name) }})
+        or not ({{ joinery.same_value_sql('recomputed.' ~ joinery.quote_identifier(name),
+            'previous_affected.' ~ joinery.quote_identifier(name), value_types[name]) }})
         {% endfor %}
     {%- endset %}
     {{ return(incremental_sql) }}
@@ -221,15 +233,18 @@
         {{ joinery.raise_argument_error(macro_name, 'result', result | string,
             'expected the fk_join model: ref()') }}
     {% endif %}
-    {% set result_names = joinery.column_names(result) %}
+    {% set result_columns = joinery.columns_of(result) %}
+    {% set result_names = result_columns | map(attribute='name') | list %}
     {% set keys = joinery.column_argument(result, key, 'key', macro_name, result_names) %}
     {% if not execute %}
         {{ return('select 1 as joinery_unresolved') }}
     {% endif %}
     {% set values = [] %}
-    {% for name in result_names
-        if not name | lower is in(keys | map('lower') | list) and not (name | lower).startswith('_joinery_') %}
-        {% do values.append(name) %}
+    {% set value_types = {} %}
+    {% for column in result_columns
+        if not column.name | lower is in(keys | map('lower') | list) and not (column.name | lower).startswith('_joinery_') %}
+        {% do values.append(column.name) %}
+        {% do value_types.update({column.name: column.dtype}) %}
     {% endfor %}
     {% set key_match = joinery.fk_join_key_match(keys, keys, 'current_result', 'latest_logged') %}
     {% set incremental = joinery.fk_join_incremental_run() %}
@@ -274,8 +289,8 @@
         where
             latest_logged.{{ joinery.quote_identifier(keys[0]) }} is null
             {% for name in values -%}
-            or not (current_result.{{ joinery.quote_identifier(name) }}
-                <=> latest_logged.{{ joinery.quote_identifier(name) }})
+            or not ({{ joinery.same_value_sql('current_result.' ~ joinery.quote_identifier(name),
+                'latest_logged.' ~ joinery.quote_identifier(name), value_types[name]) }})
             {% endfor %}
     ),
 

@@ -201,6 +201,13 @@
             {{ joinery.raise_argument_error(where, 'unique_key', key,
                 "no such column in the model's SELECT; its columns are " ~ tojson(names)) }}
         {% endif %}
+        {% set key_type = (columns | selectattr('name', 'equalto', found) | first)['type'] %}
+        {% if not joinery.is_comparable_type(key_type) %}
+            {% do joinery.upsert_drop_changes(changes) %}
+            {{ joinery.raise_argument_error(where, 'unique_key', key, 'the column is of type ' ~ key_type
+                ~ ', which Spark cannot compare (a map or a variant): a key must be comparable; key on '
+                ~ 'columns that identify the row, or on a string form such as to_json(...) in the SELECT') }}
+        {% endif %}
         {% do keys.append(found) %}
     {% endfor %}
     {% set partitions = [] %}

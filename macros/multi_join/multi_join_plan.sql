@@ -112,6 +112,9 @@
             {% do joinery.raise_argument_error(macro_name, 'keys', keys,
                 'every input needs the same number of key columns (they are equal position by position)') %}
         {% endif %}
+        {% if execute %}
+            {% do joinery.multi_join_check_key_types(names, key_lists, input_columns, macro_name) %}
+        {% endif %}
     {% endif %}
 
     {#- hints: input -> broadcast | shuffle_hash | merge -#}
@@ -293,4 +296,32 @@
             ~ 'column <input>__<column>.') %}
     {% endif %}
     {{ return(items) }}
+{% endmacro %}
+
+
+{% macro multi_join_check_key_types(names, key_lists, input_columns, macro_name) %}
+    {#- Keys Spark cannot join on fail deep in the plan (a map or variant key; strings of two
+        collations, INDETERMINATE_COLLATION): a compile error naming the input and column instead. -#}
+    {% set collations = {} %}
+    {% for name in names %}
+        {% for key in key_lists[name] %}
+            {% set position = loop.index0 %}
+            {% set key_type = (input_columns[name] | selectattr('name', 'equalto', key) | first).dtype %}
+            {% if not joinery.is_comparable_type(key_type) %}
+                {% do joinery.raise_argument_error(macro_name, 'keys', name ~ '.' ~ key, 'the column is of type '
+                    ~ key_type ~ ', which Spark cannot compare (a map or a variant): join on comparable columns') %}
+            {% endif %}
+            {% set collation = key_type.split(' collate ')[1] if ' collate ' in key_type
+                else ('UTF8_BINARY' if key_type | lower == 'string' else none) %}
+            {% if collation is not none %}
+                {% if position in collations and collations[position][1] != collation %}
+                    {% do joinery.raise_argument_error(macro_name, 'keys', name ~ '.' ~ key, 'a string of collation '
+                        ~ collation ~ ', while ' ~ collations[position][0] ~ ' is of collation ' ~ collations[position][1]
+                        ~ '; Spark cannot tell which to compare them by: collate one side in a model before, e.g. '
+                        ~ 'collate(' ~ key ~ ", 'UTF8_BINARY')") %}
+                {% endif %}
+                {% do collations.update({position: collations.get(position, (name ~ '.' ~ key, collation))}) %}
+            {% endif %}
+        {% endfor %}
+    {% endfor %}
 {% endmacro %}

@@ -1,17 +1,18 @@
 {#- The model holds exactly the rows of `expected`, as a multiset (duplicates count), compared on
-    `columns` (default: the columns of `expected`). Failing rows say which side has them. -#}
+    `columns` (default: the columns of `expected`). Failing rows say which side has them. Values are
+    compared exactly: maps and variants (which Spark cannot compare) as JSON text, collated strings
+    in the binary collation (comparable_sql). -#}
 {% test equal_rows(model, expected, columns=none) %}
     {% set compare = joinery.equal_rows_columns(expected, columns) %}
-    {% set column_csv = joinery.quoted_column_list(compare) if compare else '*' %}
 
     with
 
     actual_rows as (
-        select {{ column_csv }} from {{ model }}
+        select {{ joinery.comparable_select_sql(model, compare) }} from {{ model }}
     ),
 
     expected_rows as (
-        select {{ column_csv }} from {{ expected }}
+        select {{ joinery.comparable_select_sql(expected, compare) }} from {{ expected }}
     ),
 
     missing as (

@@ -5,14 +5,13 @@
     All mode: every input row is in each port whose condition holds and only there (plus the error
     port when a condition is NULL, the default port when none holds). The expected ports are worked
     out here from the conditions, independently of how route() writes them. Compared on the input's
-    columns (map-typed columns cannot be compared by Spark and are skipped). -#}
+    columns, exactly: maps and variants (which Spark cannot compare) as JSON text, collated strings
+    in the binary collation (comparable_sql). -#}
 {% test ports_partition_input(model, input) %}
     {% set spec = joinery.router_spec(model, 'ports_partition_input') if execute else {} %}
-    {% set columns = [] %}
-    {% for column in joinery.columns_of(input) if not (column.dtype | lower).startswith('map<') %}
-        {% do columns.append(column.name) %}
-    {% endfor %}
+    {% set columns = joinery.column_names(input) %}
     {% set column_csv = joinery.quoted_column_list(columns) if columns else '*' %}
+    {% set comparable_csv = joinery.comparable_select_sql(input, columns) %}
     {% set port_column = joinery.quote_identifier(spec.port_column or 'joinery_port') %}
 
     with
@@ -33,7 +32,7 @@
     {% endfor %}
     with_set as (
         select
-            {{ column_csv }},
+            {{ comparable_csv }},
             filter(array({{ set_alternatives | join(', ') }}), a -> a is not null) as joinery_set
         from input_rows
     ),
@@ -53,7 +52,7 @@
     {% set names = "array('" ~ spec.ports | map(attribute='name') | join("', '") ~ "')" %}
     with_outcomes as (
         select
-            {{ column_csv }},
+            {{ comparable_csv }},
             array({{ outcomes | join(', ') }}) as joinery_outcomes
         from input_rows
     ),
@@ -112,7 +111,7 @@
 
     actual as (
         select
-            {{ column_csv }},
+            {{ comparable_csv }},
             {{ port_column }}
         from {{ model }}
     ),
