@@ -63,6 +63,11 @@ TABLES = {
         ["(2, 1, 'b')", "(1, 1, 'A')", "(1, 1, 'a')"],
     ),
     "collated_lower": ("k int, name string collate UTF8_LCASE", ["(1, 'a')"]),
+    "exotic_customers_cl": (
+        "customer_id int, attrs map<string, string>, name string collate UTF8_LCASE, seq int",
+        ["(1, map('tier', 'gold'), 'ann', 1)"],
+    ),
+    "exotic_orders_cl": ("order_id int, customer_id int, seq int", ["(10, 1, 1)"]),
     "collated_upper": ("k int, name string collate UTF8_LCASE", ["(1, 'A')"]),
     "plain_names": ("k int, name string", ["(1, 'a')"]),
     "nested_snap": (
@@ -376,6 +381,15 @@ HELPERS = {
     "ports=[{'name': 'failed', 'when': 'joinery_error_code is not null'}], default_port='ok') }}",
     "bi_router_of_maps_and_variants": "{{ joinery.route(source('bad', 'exotic_snap'), "
     "ports=[{'name': 'big', 'when': \"m['k'] > 1\"}], default_port='small') }}",
+    # States without loaded_at: every run re-reads every state row, and the incremental fk_join compares
+    # each recomputed value with the stored one.
+    "bi_exotic_customers_state": "{{ joinery.changelog_state(source('bad', 'exotic_customers_cl'), "
+    "key='customer_id', sequence_by='seq', deleted='false') }}",
+    "bi_exotic_orders_state": "{{ joinery.changelog_state(source('bad', 'exotic_orders_cl'), key='order_id', "
+    "sequence_by='seq', deleted='false') }}",
+    "bi_exotic_fk_join": "{{ config(materialized='joinery_upsert', unique_key='order_id', file_format='parquet') }}\n"
+    "{{ joinery.fk_join(left=ref('bi_exotic_orders_state'), right=ref('bi_exotic_customers_state'), "
+    "left_key='order_id', foreign_key='customer_id', right_key='customer_id', right_columns=['attrs', 'name']) }}",
     "bi_collated_lower": "select * from {{ source('bad', 'collated_lower') }}",
     "bi_ephemeral_orders": "{{ config(materialized='ephemeral') }}\nselect * from {{ source('bad', 'orders') }}",
     # Built, but first unit-tested (dbt build runs a model's unit tests before it).
@@ -569,6 +583,15 @@ def test_an_incremental_compaction_of_maps_variants_and_collated_strings_equals_
     expected = [(1, '{"k":1}', '{"x":1}', "[1]", "BOB"), (2, '{"k":7}', '{"x":7}', "[7]", "ANN")]
     assert spark.rows(full, EXOTIC_VALUES) == expected
     assert spark.rows(incremental, EXOTIC_VALUES) == expected
+
+
+def test_an_incremental_fk_join_sees_a_changed_map_and_a_case_only_change(outcome, project, spark):
+    table = f"{SCHEMA}.bi_exotic_fk_join"
+    columns = ["order_id", "to_json(attrs)", "cast(name as string)"]
+    assert spark.rows(table, columns) == [(10, '{"tier":"gold"}', "ann")]
+    spark.execute(f"insert into {SCHEMA}.exotic_customers_cl values (1, map('tier', 'platinum'), 'ANN', 2)")
+    project.invoke("run", "--select", "bi_exotic_customers_state", "bi_exotic_orders_state", "bi_exotic_fk_join")
+    assert spark.rows(table, columns) == [(10, '{"tier":"platinum"}', "ANN")]
 
 
 def test_injected_identifiers_changed_nothing(outcome, spark):
