@@ -458,16 +458,20 @@ def test_a_full_refresh_replaces_changed_types_and_removed_columns(dbt, spark):
     select = ["--select", "path:models/examples/upsert/schema_change"]
     spark.execute(f"drop table if exists {table}")
 
-    def run(phase: str, *flags: str, expect_success: bool = True, policy: str = "ignore"):
+    def run(phase: str, *flags: str, expect_success: bool = True, policy: str = "ignore", **env: str):
         return dbt.invoke(
             "run",
             *select,
             *flags,
             schema=SCHEMA,
             vars=MODULE_VARS,
-            env={"JOINERY_SCHEMA_CHANGE_PHASE": phase, "JOINERY_SCHEMA_CHANGE_POLICY": policy},
+            env={"JOINERY_SCHEMA_CHANGE_PHASE": phase, "JOINERY_SCHEMA_CHANGE_POLICY": policy}
+            | {f"JOINERY_SCHEMA_CHANGE_{name.upper()}": value for name, value in env.items()},
             expect_success=expect_success,
         )
+
+    def error_of(result) -> str:
+        return " ".join(node["message"] or "" for node in result.nodes.values())
 
     def properties() -> dict[str, str]:
         return dict(spark.query(f"show tblproperties {table}"))
@@ -494,3 +498,14 @@ def test_a_full_refresh_replaces_changed_types_and_removed_columns(dbt, spark):
     message = " ".join(node["message"] or "" for node in failed.nodes.values())
     assert "argument `on_schema_change`" in message and '["extra"]' in message, message
     assert spark.columns(table) == ["id", "amount", "seen", "n"]
+
+    # Matched on another key, the table's rows could merge or vanish; written as ORC, they would be
+    # files the parquet table cannot read. Both stop an incremental run before anything is written.
+    message = error_of(run("3", expect_success=False, key="n"))
+    assert "argument `unique_key`" in message and '["id"]' in message and "--full-refresh" in message, message
+    message = error_of(run("3", expect_success=False, format="orc"))
+    assert "argument `file_format`" in message and "stored as parquet" in message, message
+    run("3", "--full-refresh", format="orc")
+    provider = [value for name, value, _ in spark.query(f"describe table extended {table}") if name == "Provider"]
+    assert provider == ["orc"], provider
+    assert spark.query(f"select id, n from {table}") == [(1, 7)]

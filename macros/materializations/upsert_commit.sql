@@ -87,6 +87,8 @@
         ~ joinery.upsert_chunked_property('joinery.garbage', tojson(journal['keep'])) ~ ', '
         ~ joinery.sql_string('joinery.watermark') ~ ' = ' ~ joinery.sql_string(journal.get('watermark', ''))
             ~ ', '
+        ~ (joinery.sql_string('joinery.unique_key') ~ ' = ' ~ joinery.sql_string(journal['unique_key']) ~ ', '
+            if journal.get('unique_key') else '')
         ~ joinery.sql_string('joinery.version') ~ ' = ' ~ joinery.sql_string(journal['run']) ~ ')') %}
     {#- Cached file listings of this session would still name the old files. -#}
     {% do run_query('refresh table ' ~ relation_sql) %}

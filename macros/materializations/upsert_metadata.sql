@@ -2,10 +2,10 @@
     rendering the SQL literals, partition specs and DDL the commit protocol needs. -#}
 
 {% macro upsert_describe(relation_sql) %}
-    {#- Columns, partition columns, location and type of a table (or the columns of a view), from
+    {#- Columns, partition columns, location, type and provider (file format) of a table (or the columns of a view), from
         one `describe table extended`, and a second one as JSON when a column holds a struct. -#}
     {% set rows = run_query('describe table extended ' ~ relation_sql).rows %}
-    {% set info = {'columns': [], 'partition_columns': [], 'location': none, 'type': none} %}
+    {% set info = {'columns': [], 'partition_columns': [], 'location': none, 'type': none, 'provider': none} %}
     {% set section = namespace(name='columns') %}
     {% for row in rows %}
         {% set key = (row[0] or '') | trim %}
@@ -24,6 +24,8 @@
             {% do info.update({'location': value}) %}
         {% elif section.name == 'details' and key == 'Type' %}
             {% do info.update({'type': value}) %}
+        {% elif section.name == 'details' and key == 'Provider' %}
+            {% do info.update({'provider': value | lower}) %}
         {% endif %}
     {% endfor %}
     {% set fixed = joinery.parseable_struct_types(relation_sql, info['columns'] | map(attribute='name') | list,

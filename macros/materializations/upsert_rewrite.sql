@@ -12,6 +12,14 @@
         {% set properties = joinery.upsert_table_properties(target_sql) %}
     {% endif %}
     {% set full_build = existing is none or not managed or should_full_refresh() %}
+    {#- Rows are matched on the key the table was built with: matched on another key, one change
+        could replace several rows, or two changes one row (the row count check cannot tell). -#}
+    {% set unique_key_text = tojson(settings.unique_key | map('lower') | list) %}
+    {% if not full_build and properties.get('joinery.unique_key', unique_key_text) != unique_key_text %}
+        {{ joinery.raise_argument_error(settings.where, 'unique_key', settings.unique_key, 'the table was built with '
+            ~ 'unique_key ' ~ properties['joinery.unique_key'] ~ ', and matching its rows on another key can '
+            ~ 'merge or drop rows: change unique_key with --full-refresh') }}
+    {% endif %}
 
     {% set changes = joinery.upsert_stage_changes(sql) %}
     {% set annotation = joinery.upsert_model_watermark(sql) %}
@@ -91,6 +99,7 @@
 
     {#- Commit. -#}
     {% set journal = {'run': run_id, 'state': 'committing', 'location': none, 'add_columns': plan.add_columns,
+        'unique_key': unique_key_text,
         'watermark': annotation if newest_of is none
             else (tojson({'column': newest_of.column, 'value': change_info.newest})
                 if change_info.newest is not none else ''),
@@ -143,6 +152,7 @@
                 ~ joinery.sql_string(root if partitions else version_dir)
             ~ '\ntblproperties (' ~ joinery.sql_string('joinery.root') ~ ' = '
                 ~ joinery.sql_string(root) ~ ', '
+            ~ joinery.sql_string('joinery.unique_key') ~ ' = ' ~ joinery.sql_string(unique_key_text) ~ ', '
             ~ joinery.upsert_chunked_property('joinery.pending', tojson(pending) if pending else '') ~ ', '
             ~ joinery.upsert_chunked_property('joinery.garbage', tojson(journal['keep'] + journal['delete'])) ~ ', '
             ~ joinery.sql_string('joinery.watermark') ~ ' = ' ~ joinery.sql_string(journal['watermark'])
@@ -241,6 +251,16 @@
                 {{ joinery.raise_argument_error(where, 'partition_by', settings.partition_by,
                     'the table is partitioned by ' ~ tojson(target_info.partition_columns)
                         ~ '; change partitioning with --full-refresh') }}
+            {% endif %}
+            {% set recreate.value = true %}
+        {% endif %}
+        {#- A version is written in the configured format, and a commit only moves the table's
+            location: files of another format than the table's definition would be unreadable. -#}
+        {% if target_info.provider is not none and target_info.provider != settings.file_format | lower %}
+            {% if not full_build %}
+                {% do joinery.upsert_drop_changes(changes) %}
+                {{ joinery.raise_argument_error(where, 'file_format', settings.file_format,
+                    'the table is stored as ' ~ target_info.provider ~ '; change file_format with --full-refresh') }}
             {% endif %}
             {% set recreate.value = true %}
         {% endif %}
