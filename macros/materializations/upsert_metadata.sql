@@ -2,8 +2,9 @@
     rendering the SQL literals, partition specs and DDL the commit protocol needs. -#}
 
 {% macro upsert_describe(relation_sql) %}
-    {#- Columns, partition columns, location, type and provider (file format) of a table (or the columns of a view), from
-        one `describe table extended`, and a second one as JSON when a column holds a struct. -#}
+    {#- Columns, partition columns, location, type and provider (file format) of a table (or the
+        columns of a view), from one `describe table extended`, and a second one as JSON when a
+        column holds a struct. -#}
     {% set rows = run_query('describe table extended ' ~ relation_sql).rows %}
     {% set info = {'columns': [], 'partition_columns': [], 'location': none, 'type': none, 'provider': none} %}
     {% set section = namespace(name='columns') %}
