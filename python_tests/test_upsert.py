@@ -417,6 +417,21 @@ def test_a_location_root_as_users_write_it_gets_its_versions_and_their_clean_up(
     assert files and all(path.read_bytes()[:3] == b"ORC" for path in files), files
     # The first build stored the qualified root: later runs need no probe table to qualify it.
     assert not [sql for _, sql in statements if "__joinery_probe" in sql]
+    # joinery does not move a table: another location_root, even with --full-refresh, is an error.
+    moved = dbt.invoke(
+        "run",
+        "--select",
+        "upsert_location_root_by_city",
+        "--full-refresh",
+        schema=SCHEMA,
+        vars=MODULE_VARS,
+        env={"JOINERY_LOCATION_ROOT": str(tmp_path / "elsewhere"), "JOINERY_LOCATION_ROOT_RUN": "3"},
+        expect_success=False,
+    )
+    message = " ".join(node["message"] or "" for node in moved.nodes.values())
+    assert "argument `location_root`" in message and "does not move a table" in message, message
+    assert not (tmp_path / "elsewhere").exists()
+    assert describe_location(spark, f"{SCHEMA}.upsert_location_root_by_city") == location
 
 
 def test_a_run_that_read_the_table_before_an_overlapping_run_committed_commits_nothing(dbt, spark, tmp_path):

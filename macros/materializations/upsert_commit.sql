@@ -88,6 +88,7 @@
         ~ joinery.sql_string('joinery.watermark') ~ ' = ' ~ joinery.sql_string(journal.get('watermark', ''))
             ~ ', '
         ~ (joinery.sql_string('joinery.unique_key') ~ ' = ' ~ joinery.sql_string(journal['unique_key']) ~ ', '
+            ~ joinery.sql_string('joinery.location_root') ~ ' = ' ~ joinery.sql_string(journal['location_root']) ~ ', '
             if journal.get('unique_key') else '')
         ~ joinery.sql_string('joinery.version') ~ ' = ' ~ joinery.sql_string(journal['run']) ~ ')') %}
     {#- Cached file listings of this session would still name the old files. -#}

@@ -20,6 +20,15 @@
             ~ 'unique_key ' ~ properties['joinery.unique_key'] ~ ', and matching its rows on another key can '
             ~ 'merge or drop rows: change unique_key with --full-refresh') }}
     {% endif %}
+    {#- Versions live under the root the table was built with (`joinery.root`); joinery does not move
+        a table's files, so a changed location_root (stored as configured) is an error, not ignored. -#}
+    {% set location_root_text = config.get('location_root') or '' %}
+    {% if managed and properties.get('joinery.location_root', location_root_text) != location_root_text %}
+        {{ joinery.raise_argument_error(settings.where, 'location_root', location_root_text, 'the table was built '
+            ~ 'with location_root ' ~ tojson(properties['joinery.location_root']) ~ ' (its versions are under '
+            ~ properties['joinery.root'] ~ '), and joinery does not move a table: set location_root back, or drop '
+            ~ target_sql ~ ' and run again to build it at the new root (the old root keeps its files)') }}
+    {% endif %}
 
     {% set changes = joinery.upsert_stage_changes(sql) %}
     {% set annotation = joinery.upsert_model_watermark(sql) %}
@@ -99,7 +108,7 @@
 
     {#- Commit. -#}
     {% set journal = {'run': run_id, 'state': 'committing', 'location': none, 'add_columns': plan.add_columns,
-        'unique_key': unique_key_text,
+        'unique_key': unique_key_text, 'location_root': location_root_text,
         'watermark': annotation if newest_of is none
             else (tojson({'column': newest_of.column, 'value': change_info.newest})
                 if change_info.newest is not none else ''),
@@ -153,6 +162,7 @@
             ~ '\ntblproperties (' ~ joinery.sql_string('joinery.root') ~ ' = '
                 ~ joinery.sql_string(root) ~ ', '
             ~ joinery.sql_string('joinery.unique_key') ~ ' = ' ~ joinery.sql_string(unique_key_text) ~ ', '
+            ~ joinery.sql_string('joinery.location_root') ~ ' = ' ~ joinery.sql_string(location_root_text) ~ ', '
             ~ joinery.upsert_chunked_property('joinery.pending', tojson(pending) if pending else '') ~ ', '
             ~ joinery.upsert_chunked_property('joinery.garbage', tojson(journal['keep'] + journal['delete'])) ~ ', '
             ~ joinery.sql_string('joinery.watermark') ~ ' = ' ~ joinery.sql_string(journal['watermark'])
