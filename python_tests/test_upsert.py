@@ -524,3 +524,10 @@ def test_a_full_refresh_replaces_changed_types_and_removed_columns(dbt, spark):
     provider = [value for name, value, _ in spark.query(f"describe table extended {table}") if name == "Provider"]
     assert provider == ["orc"], provider
     assert spark.query(f"select id, n from {table}") == [(1, 7)]
+
+    # Switched to dbt-spark's `table` and back: joinery's default root is not the managed table's
+    # folder, which `table` creates after dropping the joinery table.
+    run("3", materialized="table")
+    assert spark.query(f"select id, n from {table}") == [(1, 7)]
+    run("3")
+    assert spark.query(f"select id, n from {table}") == [(1, 7)]

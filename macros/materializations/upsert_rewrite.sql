@@ -52,7 +52,10 @@
     {% elif config.get('location_root') %}
         {% set root = joinery.upsert_qualified_location(target, config.get('location_root') ~ '/' ~ target.identifier) %}
     {% else %}
-        {% set root = joinery.upsert_schema_location(target.schema) ~ '/' ~ target.identifier %}
+        {#- Not the folder of a managed table of that name (`<alias>`): dbt-spark's `table`, if the
+            model is switched back to it, drops the table and creates its own there, which fails
+            with LOCATION_ALREADY_EXISTS on a folder holding joinery's versions. -#}
+        {% set root = joinery.upsert_schema_location(target.schema) ~ '/' ~ target.identifier ~ '__joinery' %}
     {% endif %}
     {% set target_info = joinery.upsert_describe(target_sql) if existing is not none else none %}
     {% if existing is not none and not managed and target_info['location'].startswith(root) %}

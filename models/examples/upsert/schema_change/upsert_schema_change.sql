@@ -2,13 +2,15 @@
 -- 1 the first shape; 2 a float written to the bigint column `n`, which an incremental run refuses;
 -- 3 run with --full-refresh: `amount` widened to decimal(12,4), `seen` a timestamp instead of a
 -- date, `note` removed; 4 a new column `extra`, refused under on_schema_change='fail'.
--- JOINERY_SCHEMA_CHANGE_FORMAT and JOINERY_SCHEMA_CHANGE_KEY change file_format and unique_key.
+-- JOINERY_SCHEMA_CHANGE_FORMAT and JOINERY_SCHEMA_CHANGE_KEY change file_format and unique_key;
+-- JOINERY_SCHEMA_CHANGE_MATERIALIZED switches the model to `table` and back.
 -- python_tests/test_upsert.py checks that the full refresh replaces the table definition, and that
 -- the table keeps its tblproperties and description (persist_docs) through it; and that a changed
 -- file_format or unique_key stops an incremental run and is applied by a full refresh.
 -- Built only with --vars '{upsert_schema_change: true}'.
 {{ config(
-    enabled=var('upsert_schema_change', false), materialized='joinery_upsert',
+    enabled=var('upsert_schema_change', false),
+    materialized=env_var('JOINERY_SCHEMA_CHANGE_MATERIALIZED', 'joinery_upsert'),
     file_format=env_var('JOINERY_SCHEMA_CHANGE_FORMAT', 'parquet'),
     unique_key=env_var('JOINERY_SCHEMA_CHANGE_KEY', 'id'),
     tblproperties={'owner_team': 'data'}, persist_docs={'relation': true},
