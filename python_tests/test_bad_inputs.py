@@ -352,6 +352,10 @@ CASES: dict[str, dict] = {
         error=["joinery.multi_join", "`keys`", "b.name", "UTF8_LCASE", "a.name", "UTF8_BINARY"],
     ),
     # --- inputs that are not tables or views ---
+    "an_input_that_does_not_exist": dict(
+        sql="joinery.compact(source('bad', 'never_created'), [source('bad', 'snap')], key='id', updated_at='ts')",
+        error=["never_created does not exist", "Build it first"],
+    ),
     "an_ephemeral_model_as_an_input": dict(
         sql="joinery.multi_join({'orders': ref('bi_ephemeral_orders'), 'customers': source('bad', 'customers')}, "
         "keys={'orders': ['customer_id'], 'customers': ['customer_id']}, drop=['customers.v'])",
@@ -461,7 +465,8 @@ def write_project(root: Path) -> None:
         "seeds: {bad_inputs: {+file_format: parquet}}\n"
     )
     (root / "packages.yml").write_text(f"packages:\n  - local: {REPO_ROOT}\n")
-    tables = "\n".join(f"      - name: {name}" for name in TABLES)
+    # `never_created` is declared as a source but never created in Spark.
+    tables = "\n".join(f"      - name: {name}" for name in [*TABLES, "never_created"])
     (root / "models" / "sources.yml").write_text(
         f"version: 2\nsources:\n  - name: bad\n    schema: {SCHEMA}\n    tables:\n{tables}\n"
     )

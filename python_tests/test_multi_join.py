@@ -281,7 +281,7 @@ ERRORS = {
     "error_missing_relation": (
         "{'customers': source('hy', 'hydrator_customers'), 'stores': source('hy', 'hydrator_no_such_table')}, "
         "{'customers': ['cust_id'], 'stores': ['cust_id']}",
-        ["argument `inputs`", "input `stores` has no columns", "hydrator_no_such_table exist?"],
+        ["hydrator_no_such_table does not exist", "Build it first"],
     ),
     "error_bad_hint": (
         f"{TWO}, {TWO_KEYS}, hints={{'purchases': 'nested_loop'}}",

@@ -21,6 +21,12 @@
             ~ "models that read their inputs' columns (introspective queries)") %}
     {% endif %}
     {% set columns = adapter.get_columns_in_relation(relation) %}
+    {#- dbt-spark returns no columns for a relation Spark does not have; every table has some. -#}
+    {% if not columns %}
+        {% do exceptions.raise_compiler_error('joinery: input ' ~ relation ~ ' does not exist (Spark has no table or '
+            ~ 'view of that name). Build it first: dbt builds a model after the ref()s it declares (a ref() used '
+            ~ 'only inside a Jinja condition needs a `-- depends_on: {{ ref(...) }}` line), or check its name') %}
+    {% endif %}
     {% set fixed = joinery.parseable_struct_types(relation, columns | map(attribute='name') | list,
         columns | map(attribute='dtype') | list) %}
     {% if not fixed %}

@@ -65,15 +65,10 @@
         {% set required_inputs = [] %}
     {% endif %}
 
-    {#- every input must exist: an unknown relation would otherwise read as one without columns -#}
+    {#- every input's columns (columns_of stops on an input that does not exist) -#}
     {% set input_columns = {} %}
     {% for name in names if execute %}
-        {% set columns = joinery.columns_of(inputs[name]) %}
-        {% if not columns %}
-            {% do joinery.raise_argument_error(macro_name, 'inputs', {name: inputs[name] | string},
-                'input `' ~ name ~ '` has no columns: does ' ~ inputs[name] ~ ' exist? Build it first') %}
-        {% endif %}
-        {% do input_columns.update({name: columns}) %}
+        {% do input_columns.update({name: joinery.columns_of(inputs[name])}) %}
     {% endfor %}
 
     {#- keys: name -> list of columns, the same count for every input; none for a cross join -#}

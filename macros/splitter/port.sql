@@ -29,10 +29,6 @@
         that partition is read), without the routing columns; the error port keeps the error code
         and message; a union port has the union column replaced by its alternative. -#}
     {% set columns = columns if columns is not none else joinery.columns_of(router) %}
-    {% if not columns %}
-        {{ exceptions.raise_compiler_error('joinery.port: the router ' ~ router
-            ~ ' does not exist yet; build it first (dbt build builds a router before the ports that ref it)') }}
-    {% endif %}
     {% set is_error_port = spec.error_port is not none and name == spec.error_port %}
     {% set routing_columns = [spec.port_column | lower] %}
     {#- Without an error port the router adds no error columns: columns of those names are the input's
