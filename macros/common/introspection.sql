@@ -1,8 +1,10 @@
 {#- Reading the columns of a relation. Guarded by `execute`, so parsing, `dbt ls` and linting never
     query Spark: at parse time these return empty results and callers must not fail on them. -#}
 
-{% macro columns_of(relation) %}
-    {#- Columns of a relation as adapter Column objects (name, dtype), in table order. -#}
+{% macro columns_of(relation, required=true) %}
+    {#- Columns of a relation as adapter Column objects (name, dtype), in table order. A relation
+        that does not exist is an error, or no columns when not `required` (a generic test compiled
+        before its relations are built, e.g. by `dbt compile`). -#}
     {% if not execute %}
         {{ return([]) }}
     {% endif %}
@@ -22,7 +24,7 @@
     {% endif %}
     {% set columns = adapter.get_columns_in_relation(relation) %}
     {#- dbt-spark returns no columns for a relation Spark does not have; every table has some. -#}
-    {% if not columns %}
+    {% if not columns and required %}
         {% do exceptions.raise_compiler_error('joinery: input ' ~ relation ~ ' does not exist (Spark has no table or '
             ~ 'view of that name). Build it first: dbt builds a model after the ref()s it declares (a ref() used '
             ~ 'only inside a Jinja condition needs a `-- depends_on: {{ ref(...) }}` line), or check its name') %}
@@ -96,8 +98,8 @@
 {% endmacro %}
 
 
-{% macro column_names(relation) %}
-    {{ return(joinery.columns_of(relation) | map(attribute='name') | list) }}
+{% macro column_names(relation, required=true) %}
+    {{ return(joinery.columns_of(relation, required) | map(attribute='name') | list) }}
 {% endmacro %}
 
 
@@ -145,5 +147,5 @@
     {% if columns is not none %}
         {{ return(joinery.as_list(columns, 'columns', 'equal_rows')) }}
     {% endif %}
-    {{ return(joinery.column_names(expected)) }}
+    {{ return(joinery.column_names(expected, required=false)) }}
 {% endmacro %}

@@ -9,7 +9,7 @@
     in the binary collation (comparable_sql). -#}
 {% test ports_partition_input(model, input) %}
     {% set spec = joinery.router_spec(model, 'ports_partition_input') if execute else {} %}
-    {% set columns = joinery.column_names(input) %}
+    {% set columns = joinery.column_names(input, required=false) %}
     {% set column_csv = joinery.quoted_column_list(columns) if columns else '*' %}
     {% set comparable_csv = joinery.comparable_select_sql(input, columns) %}
     {% set port_column = joinery.quote_identifier(spec.port_column or 'joinery_port') %}
