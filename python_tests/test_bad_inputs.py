@@ -121,6 +121,7 @@ EXOTIC_COMPACT = (
     "joinery.compact(source('bad', 'exotic_snap'), [source('bad', 'exotic_delta')], key='id', updated_at='ts')"
 )
 EXOTIC_VALUES = ["id", "to_json(m)", "to_json(sm.r)", "to_json(v)", "cast(name as string)"]
+EXOTIC_COMPACTED = [(1, '{"k":1}', '{"x":1}', "[1]", "bob"), (2, '{"k":99}', '{"x":99}', "[99]", "ann")]
 
 # The last field of the struct, the two quoted ones, a field of a struct in an array, a padded column.
 NESTED_COLUMNS = [
@@ -317,11 +318,11 @@ CASES: dict[str, dict] = {
     "maps_variants_and_collated_strings_are_compacted": dict(
         config="config(materialized='joinery_upsert', unique_key='id', file_format='parquet')",
         sql=EXOTIC_COMPACT,
-        rows=(EXOTIC_VALUES, [(1, '{"k":1}', '{"x":1}', "[1]", "bob"), (2, '{"k":99}', '{"x":99}', "[99]", "ann")]),
+        rows=(EXOTIC_VALUES, EXOTIC_COMPACTED),
     ),
     "maps_variants_and_collated_strings_compacted_in_full": dict(
         sql=EXOTIC_COMPACT,
-        rows=(EXOTIC_VALUES, [(1, '{"k":1}', '{"x":1}', "[1]", "bob"), (2, '{"k":99}', '{"x":99}', "[99]", "ann")]),
+        rows=(EXOTIC_VALUES, EXOTIC_COMPACTED),
     ),
     "collated_ties_resolve_by_binary_value": dict(
         sql="joinery.dedup_latest(source('bad', 'collated_ties'), key='k', order_by='ts')",

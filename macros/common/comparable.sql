@@ -32,15 +32,16 @@
 {% endmacro %}
 
 
-{% macro comparable_select_sql(relation, names, prefix=none) %}
-    {#- The select list of columns `names` of `relation`, each in its comparable form under its own
-        name; `*` when there are none (at parse time). For the generic tests: a relation not built
-        yet (`dbt compile`) gives the names as they are. -#}
+{% macro comparable_select_sql(columns, names, prefix=none) %}
+    {#- The select list of columns `names`, each in its comparable form under its own name, typed
+        from `columns` (adapter Columns of the relation, read by the caller); `*` when there are no
+        names (at parse time). A name without a type (a relation not built yet, at `dbt compile`)
+        stays as it is. -#}
     {% if not names %}
         {{ return('*') }}
     {% endif %}
     {% set types = {} %}
-    {% for column in joinery.columns_of(relation, required=false) %}
+    {% for column in columns %}
         {% do types.update({column.name | lower: column.dtype}) %}
     {% endfor %}
     {% set parts = [] %}

@@ -139,13 +139,14 @@
 {% endmacro %}
 
 
-{% macro equal_rows_columns(expected, columns) %}
-    {#- The columns the `equal_rows` test compares: `columns` if given, else those of `expected`. -#}
+{% macro equal_rows_columns(expected, columns, expected_columns) %}
+    {#- The columns the `equal_rows` test compares: `columns` if given, else those of `expected`
+        (`expected_columns`, read once by the test). -#}
     {% if expected is none %}
         {{ joinery.raise_argument_error('equal_rows', 'expected', expected, 'expected a relation: ref() or source()') }}
     {% endif %}
     {% if columns is not none %}
         {{ return(joinery.as_list(columns, 'columns', 'equal_rows')) }}
     {% endif %}
-    {{ return(joinery.column_names(expected, required=false)) }}
+    {{ return(expected_columns | map(attribute='name') | list) }}
 {% endmacro %}

@@ -3,16 +3,18 @@
     compared exactly: maps and variants (which Spark cannot compare) as JSON text, collated strings
     in the binary collation (comparable_sql). -#}
 {% test equal_rows(model, expected, columns=none) %}
-    {% set compare = joinery.equal_rows_columns(expected, columns) %}
+    {% set expected_columns = joinery.columns_of(expected, required=false) if expected is not none else [] %}
+    {% set compare = joinery.equal_rows_columns(expected, columns, expected_columns) %}
+    {% set model_columns = joinery.columns_of(model, required=false) %}
 
     with
 
     actual_rows as (
-        select {{ joinery.comparable_select_sql(model, compare) }} from {{ model }}
+        select {{ joinery.comparable_select_sql(model_columns, compare) }} from {{ model }}
     ),
 
     expected_rows as (
-        select {{ joinery.comparable_select_sql(expected, compare) }} from {{ expected }}
+        select {{ joinery.comparable_select_sql(expected_columns, compare) }} from {{ expected }}
     ),
 
     missing as (

@@ -9,9 +9,10 @@
     in the binary collation (comparable_sql). -#}
 {% test ports_partition_input(model, input) %}
     {% set spec = joinery.router_spec(model, 'ports_partition_input') if execute else {} %}
-    {% set columns = joinery.column_names(input, required=false) %}
+    {% set input_columns = joinery.columns_of(input, required=false) %}
+    {% set columns = input_columns | map(attribute='name') | list %}
     {% set column_csv = joinery.quoted_column_list(columns) if columns else '*' %}
-    {% set comparable_csv = joinery.comparable_select_sql(input, columns) %}
+    {% set comparable_csv = joinery.comparable_select_sql(input_columns, columns) %}
     {% set port_column = joinery.quote_identifier(spec.port_column or 'joinery_port') %}
 
     with
