@@ -81,6 +81,9 @@ TABLES = {
     "delta_nullkey": ("id int, v string, ts timestamp", [f"(null, 'n2', {T2})"]),
     "delta_dup": ("id int, v string, ts timestamp", [f"(1, 'a1', {T2})", f"(1, 'a2', {T3})"]),
     "delta_nullts": ("id int, v string, ts timestamp", ["(1, 'z', null)", f"(3, 'c', {T2})"]),
+    "loaded_snap": ("id int, v string, ts timestamp, la int", [f"(1, 'a', {T1}, 1)", f"(2, 'b', {T1}, 1)"]),
+    "loaded_delta": ("id int, v string, ts timestamp, la int", [f"(1, 'a2', {T2}, 2)"]),
+    "loaded_delta_null": ("id int, v string, ts timestamp, la int", [f"(2, 'b2', {T2}, null)"]),
     "delta_equalts": ("id int, v string, ts timestamp", [f"(1, 'b1', {T1})"]),
     "delta_strid": ("id string, v string, ts timestamp", [f"('1', 'z', {T2})"]),
     "delta_nokey": ("v string, ts timestamp", [f"('z', {T2})"]),
@@ -151,6 +154,23 @@ CASES: dict[str, dict] = {
     "null_timestamp_is_oldest": dict(
         sql="joinery.compact(source('bad', 'snap'), [source('bad', 'delta_nullts')], key='id', updated_at='ts')",
         rows=(["id", "v"], [(1, "a"), (2, "b"), (3, "c")]),
+    ),
+    "a_delta_row_without_loaded_at_stops_an_upserted_compaction": dict(
+        config="config(materialized='joinery_upsert', unique_key='id', file_format='parquet')",
+        sql="joinery.compact(source('bad', 'loaded_snap'), [source('bad', 'loaded_delta_null')], key='id', "
+        "updated_at='ts', loaded_at='la')",
+        error=["joinery.compact", "loaded_delta_null has a NULL loaded_at (la)", "give every delta row a loaded_at"],
+    ),
+    "a_delta_row_without_loaded_at_ranks_lowest_in_a_table": dict(
+        sql="joinery.compact(source('bad', 'loaded_snap'), [source('bad', 'loaded_delta_null')], key='id', "
+        "updated_at='ts', loaded_at='la')",
+        rows=(["id", "v"], [(1, "a"), (2, "b2")]),
+    ),
+    "an_upserted_compaction_with_loaded_at": dict(
+        config="config(materialized='joinery_upsert', unique_key='id', file_format='parquet')",
+        sql="joinery.compact(source('bad', 'loaded_snap'), [source('bad', 'loaded_delta')], key='id', "
+        "updated_at='ts', loaded_at='la')",
+        rows=(["id", "v"], [(1, "a2"), (2, "b")]),
     ),
     "equal_timestamps_later_source_wins": dict(
         sql="joinery.compact(source('bad', 'snap'), [source('bad', 'delta_equalts')], key='id', updated_at='ts')",
@@ -598,6 +618,17 @@ def test_an_incremental_fk_join_sees_a_changed_map_and_a_case_only_change(outcom
     spark.execute(f"insert into {SCHEMA}.exotic_customers_cl values (1, map('tier', 'platinum'), 'ANN', 2)")
     project.invoke("run", "--select", "bi_exotic_customers_state", "bi_exotic_orders_state", "bi_exotic_fk_join")
     assert spark.rows(table, columns) == [(10, '{"tier":"platinum"}', "ANN")]
+
+
+def test_a_delta_row_without_loaded_at_stops_an_incremental_compaction(outcome, project, spark):
+    # An incremental run reads the delta rows above its watermark: a NULL loaded_at must stop it, not
+    # be skipped for good (a full rebuild would have the row).
+    table = f"{SCHEMA}.bi_an_upserted_compaction_with_loaded_at"
+    before = spark.rows(table, ["id", "v", "la"])
+    spark.execute(f"insert into {SCHEMA}.loaded_delta values (2, 'b3', {T3}, null), (1, 'a3', {T3}, 3)")
+    result = project.invoke("run", "--select", "bi_an_upserted_compaction_with_loaded_at", expect_success=False)
+    assert "loaded_delta has a NULL loaded_at (la)" in result.messages
+    assert spark.rows(table, ["id", "v", "la"]) == before == [(1, "a2", 2), (2, "b", 1)]
 
 
 def test_injected_identifiers_changed_nothing(outcome, spark):

@@ -395,6 +395,26 @@ def test_timestamp_loaded_at_one_microsecond_apart_is_read(dbt, spark):
     assert run_and_read() == ({(1, 10, 200, "acme 2")}, [(1, 200, "2026-01-01 00:00:00.000002")])
 
 
+NULL_SCHEMA = "test_fk_join_null_loaded_at"
+
+
+def test_null_loaded_at_stops_an_incremental_run(dbt, spark):
+    # An incremental run filters the changelog on the state's watermark; a row with a NULL loaded_at
+    # must still reach the check that fails the run (filtered out, it was skipped for good).
+    orders = f"{NULL_SCHEMA}.{ORDERS_SOURCE}"
+    spark.execute(f"create schema if not exists {NULL_SCHEMA}")
+    spark.execute(f"drop table if exists {NULL_SCHEMA}.fk_orders_state")
+    create_source(spark, orders, ORDER_COLUMNS)
+    null_vars = {**SOURCE_VARS, "fk_join_source_schema": NULL_SCHEMA}
+    spark.execute(f"insert into {orders} select 1, 10, 100, 'c', 1, 1")
+    dbt.invoke("run", "--select", "fk_orders_state", schema=NULL_SCHEMA, vars=null_vars)
+
+    spark.execute(f"insert into {orders} select 1, 10, 200, 'u', 2, null")
+    result = dbt.invoke("run", "--select", "fk_orders_state", schema=NULL_SCHEMA, vars=null_vars, expect_success=False)
+    assert "has a NULL loaded_at (batch_id)" in result.messages
+    assert spark.rows(f"{NULL_SCHEMA}.fk_orders_state", ["order_id", "amount"]) == [(1, 100)]
+
+
 def test_each_model_run_describes_each_relation_once(scenario):
     # The macros check many column arguments of the same input; each check must reuse the columns
     # read once (a describe is a metastore round trip, five per changelog_state model before).

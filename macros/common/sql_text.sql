@@ -34,3 +34,10 @@
         on a literal reaches the scan. -#}
     {{ return('cast(' ~ joinery.sql_string(text) ~ ' as ' ~ type ~ ')') }}
 {% endmacro %}
+
+
+{% macro fail_when_sql(condition, message_sql) %}
+    {#- A row filter that is true for good rows and stops the query with `message_sql` on a bad one:
+        Spark cannot tell which rows a run will read before it reads them. -#}
+    {{ return('(case when ' ~ condition ~ ' then raise_error(' ~ message_sql ~ ') else true end)') }}
+{% endmacro %}

@@ -49,14 +49,28 @@
         {% set incremental = config.get('materialized') == 'joinery_upsert' and joinery.is_incremental() %}
     {% endif %}
 
+    {#- A joinery_upsert model reads only delta rows above its watermark, so a delta row with a NULL
+        loaded_at would be in a full build and never in an incremental run: every run of one stops
+        on such a row instead. -#}
     {% set settings = {'key': identity_names, 'updated_at': updated_at, 'loaded_at': loaded_at,
-        'deleted': joinery.sql_expression(deleted), 'broadcast': broadcast} %}
+        'deleted': joinery.sql_expression(deleted), 'broadcast': broadcast,
+        'require_loaded_at': loaded_at is not none
+            and (incremental or config.get('materialized') == 'joinery_upsert')} %}
     {% if not incremental %}
         {% set plan = joinery.compaction_plan([snapshot] + deltas, identity_names, settings, defaults, removed) %}
         {% if not execute %}
             {{ return('select 1 as joinery_unresolved') }}
         {% endif %}
-        {{ return(joinery.compaction_watermark_comment(loaded_at, none, written=true) ~ '\n'
+        {#- In a joinery_upsert model, the snapshot's newest loaded_at is stored with the table, so that
+            an incremental run sees any new pull, even one stamped before the newest delta batch. -#}
+        {% set snapshot_newest = none %}
+        {% set loaded_entry = joinery.plan_entry(plan, loaded_at) if loaded_at is not none else none %}
+        {% if loaded_entry is not none and 0 in loaded_entry.sources
+            and config.get('materialized') == 'joinery_upsert' %}
+            {% set snapshot_newest = run_query('select ' ~ joinery.compaction_snapshot_newest_sql(snapshot,
+                loaded_entry.sources[0], loaded_entry.type)).rows[0][0] %}
+        {% endif %}
+        {{ return(joinery.compaction_watermark_comment(loaded_at, none, written=true, snapshot=snapshot_newest) ~ '\n'
             ~ joinery.compaction_full_sql(snapshot, deltas, plan, settings,
                 joinery.compaction_superseded_sql(snapshot, plan, settings))) }}
     {% endif %}
@@ -169,7 +183,15 @@
                 {% do filters.append('not coalesce(' ~ loaded_sql ~ ' < ' ~ superseded_sql ~ ', false)') %}
             {% endif %}
             {% if watermark_sql is not none %}
-                {% do filters.append(loaded_sql ~ ' > ' ~ watermark_sql) %}
+                {#- A NULL loaded_at passes, so that the check below stops the run: filtered out by
+                    `>`, the row would be skipped silently by every incremental run. -#}
+                {% do filters.append('(' ~ loaded_sql ~ ' > ' ~ watermark_sql ~ ' or ' ~ loaded_sql ~ ' is null)') %}
+            {% endif %}
+            {% if settings.get('require_loaded_at') %}
+                {% do filters.append(joinery.fail_when_sql(loaded_sql ~ ' is null', joinery.sql_string(
+                    'joinery.compact: a row of ' ~ delta ~ ' has a NULL loaded_at (' ~ loaded_entry.sources[plan_index]
+                    ~ '); an incremental run reads only rows loaded after its watermark, so it could never read '
+                    ~ 'this one: give every delta row a loaded_at'))) %}
             {% endif %}
         {% endif %}
         {% set select_sql %}
@@ -339,47 +361,65 @@ where not {{ joinery.compaction_deleted_sql(settings) }}
 
     {% set watermark_sql = none %}
     {% set snapshot_newest_sql = none %}
+    {% set snapshot_text = none %}
     {% set rebase = false %}
     {% if settings.loaded_at is not none %}
         {% set loaded_entry = joinery.plan_entry(plan, settings.loaded_at) %}
         {% set snapshot_loaded = joinery.find_column(joinery.column_names(snapshot), settings.loaded_at) %}
         {#- The watermark the table's last commit stored (one metastore call), else the table's newest
-            loaded_at (a scan of every partition). -#}
+            loaded_at (a scan of every partition); with it, the snapshot's newest loaded_at that the
+            table was last built from. -#}
         {% set stored = joinery.compaction_stored_watermark(target, settings.loaded_at) %}
-        {#- The stored watermark (or the table's newest loaded_at), the snapshot's newest loaded_at,
-            and whether the snapshot is newer, compared in the column's type: one statement. -#}
+        {% set stored_value = stored['value'] if stored is not none else none %}
+        {% set stored_snapshot = stored['snapshot'] if stored is not none else none %}
+        {#- The watermark, the snapshot's newest loaded_at, whether the snapshot is newer than the
+            watermark, and whether it differs from the stored one, in the column's type: one statement. -#}
         {% set probe_sql %}
-            select w, s, cast(s as {{ loaded_entry.type }}) > cast(w as {{ loaded_entry.type }})
+            select
+                w,
+                s,
+                cast(s as {{ loaded_entry.type }}) > cast(w as {{ loaded_entry.type }}),
+                {% if stored_snapshot is not none -%}
+                not (cast(s as {{ loaded_entry.type }}) <=> {{ joinery.typed_literal(stored_snapshot, loaded_entry.type) }})
+                {%- else -%}
+                cast(null as boolean)
+                {%- endif %}
             from (
                 select
-                {% if stored is not none %}
-                {{ joinery.sql_string(stored) }} as w,
+                {% if stored_value is not none %}
+                {{ joinery.sql_string(stored_value) }} as w,
                 {% else %}
                 (select cast(max({{ joinery.quote_identifier(settings.loaded_at) }}) as string) from {{ target }}) as w,
                 {% endif %}
                 {% if snapshot_loaded %}
-                (select cast(max({{ joinery.quote_identifier(snapshot_loaded) }}) as string) from {{ snapshot }}) as s
+                {{ joinery.compaction_snapshot_newest_sql(snapshot, snapshot_loaded, loaded_entry.type) }} as s
                 {% else %}
                 cast(null as string) as s
                 {% endif %}
             )
         {% endset %}
         {#- A stored watermark and no snapshot loaded_at leave nothing for Spark to compute. -#}
-        {% set probe = [stored, none, none] if stored is not none and not snapshot_loaded
+        {% set probe = [stored_value, none, none, none] if stored_value is not none and not snapshot_loaded
             else run_query(probe_sql).rows[0] %}
         {% if probe[0] is not none %}
             {% set watermark_sql = joinery.typed_literal(probe[0], loaded_entry.type) %}
         {% endif %}
         {% if probe[1] is not none %}
             {% set snapshot_newest_sql = joinery.typed_literal(probe[1], loaded_entry.type) %}
-            {% set rebase = probe[0] is none or probe[2] %}
+            {#- A new full pull is a snapshot whose newest loaded_at is not the one the table was built
+                from, even one stamped before the newest delta batch (a full rebuild applies it too).
+                A table whose commit stored none (built by an older joinery): a snapshot newer than
+                the watermark. -#}
+            {% set rebase = probe[3] if stored_snapshot is not none else (probe[0] is none or probe[2]) %}
+            {% set snapshot_text = probe[1] %}
         {% endif %}
     {% endif %}
 
     {% if rebase %}
         {% set full_plan = joinery.compaction_plan([snapshot] + deltas, identity_names, settings, defaults, removed) %}
         {% set full_sql = joinery.compaction_full_sql(snapshot, deltas, full_plan, settings, snapshot_newest_sql) %}
-        {{ return(joinery.compaction_watermark_comment(settings.loaded_at, none, written=true, floor=probe[1]) ~ '\n'
+        {{ return(joinery.compaction_watermark_comment(settings.loaded_at, none, written=true, floor=probe[1],
+                snapshot=snapshot_text) ~ '\n'
             ~ joinery.compaction_diff_sql(full_sql, full_plan, target, target_names, settings)) }}
     {% endif %}
     {% if reshaped.value %}
@@ -387,7 +427,7 @@ where not {{ joinery.compaction_deleted_sql(settings) }}
         {% set full_sql = joinery.compaction_full_sql(target, deltas, plan, settings, snapshot_newest_sql,
             watermark_sql) %}
         {{ return(joinery.compaction_watermark_comment(settings.loaded_at, none, written=true,
-                floor=probe[0] if settings.loaded_at is not none else none) ~ '\n'
+                floor=probe[0] if settings.loaded_at is not none else none, snapshot=snapshot_text) ~ '\n'
             ~ joinery.compaction_diff_sql(full_sql, plan, target, target_names, settings)) }}
     {% endif %}
 
@@ -401,7 +441,7 @@ where not {{ joinery.compaction_deleted_sql(settings) }}
             'm.' ~ joinery.quote_identifier(entry.name), entry.type)) %}
     {% endfor %}
     {% set incremental_sql %}
-{{ joinery.compaction_watermark_comment(settings.loaded_at, new_rows.watermark) }}
+{{ joinery.compaction_watermark_comment(settings.loaded_at, new_rows.watermark, snapshot=snapshot_text) }}
 with
 
 {{ delta_ctes }},
@@ -480,17 +520,22 @@ where
 {% endmacro %}
 
 
-{% macro compaction_watermark_comment(column, value, written=false, floor=none) %}
+{% macro compaction_watermark_comment(column, value, written=false, floor=none, snapshot=none) %}
     {#- `/* joinery.watermark {"column": ..., "value": ...} */`: the watermark this SELECT reads
         up to, for the joinery_upsert commit to store with the rows (upsert_model_watermark). '' when
         there is none. `written`: the value is not known before the run (a full compaction reads
         every row), so it is null and the commit stores the column's newest value among the rows the
         SELECT yields, at least `floor` (upsert_watermark_to_derive), read in the pass over them that
-        already counts them: the next run then needs no scan of the table for it. -#}
+        already counts them: the next run then needs no scan of the table for it. `snapshot`: the
+        snapshot's newest loaded_at this SELECT compacts (compaction_snapshot_newest_sql), stored
+        beside the watermark so that the next run knows a new pull when it sees one. -#}
     {% if column is none or (value is none and not written) %}
         {{ return('') }}
     {% endif %}
     {% set annotation = {'column': column | lower, 'value': value} %}
+    {% if snapshot is not none %}
+        {% do annotation.update({'snapshot': snapshot}) %}
+    {% endif %}
     {% if written %}
         {% do annotation.update({'value': none, 'floor': floor}) %}
     {% endif %}
@@ -499,9 +544,10 @@ where
 
 
 {% macro compaction_stored_watermark(target, column) %}
-    {#- The watermark the table's last joinery_upsert commit stored for loaded_at `column`, or none
-        (no such property, another column, or an empty one: a model whose SELECT named no single
-        watermark, or a commit that wrote no row with a loaded_at). -#}
+    {#- What the table's last joinery_upsert commit stored for loaded_at `column`: {'value': the
+        watermark, 'snapshot': the snapshot's newest loaded_at it was built from, or none}; none when
+        there is no such property, another column, or an empty one (a model whose SELECT named no
+        single watermark, or a commit that wrote no row with a loaded_at). -#}
     {% set text = joinery.upsert_table_properties(target).get('joinery.watermark') or '' %}
     {% if text == '' %}
         {{ return(none) }}
@@ -511,7 +557,16 @@ where
     {% if stored is not mapping or stored.get('column') != column | lower or stored.get('value') is not string %}
         {{ return(none) }}
     {% endif %}
-    {{ return(stored['value']) }}
+    {{ return({'value': stored['value'],
+        'snapshot': stored['snapshot'] if stored.get('snapshot') is string else none}) }}
+{% endmacro %}
+
+
+{% macro compaction_snapshot_newest_sql(snapshot, column, type) %}
+    {#- The snapshot's newest loaded_at as a scalar subquery of the text a stored watermark keeps
+        (watermark_text_sql: a timestamp with its UTC offset), NULL when it has none. -#}
+    {{ return('(select ' ~ joinery.watermark_text_sql('cast(max(' ~ joinery.quote_identifier(column) ~ ') as '
+        ~ type ~ ')', type) ~ ' from ' ~ snapshot ~ ')') }}
 {% endmacro %}
 
 

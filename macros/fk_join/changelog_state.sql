@@ -69,14 +69,14 @@
     {#- Rows that would make the state wrong stop the run with a message instead of vanishing. -#}
     {% set checks = [] %}
     {% for column in key_columns %}
-        {% do checks.append(joinery.changelog_state_fail_when(
+        {% do checks.append(joinery.fail_when_sql(
             joinery.quote_identifier(column) ~ ' is null',
             joinery.sql_string('joinery.changelog_state: a changelog row of ' ~ changelog
             ~ ' has a NULL key column ' ~ column
             ~ '; fix the row or filter it out before the changelog reaches changelog_state'))) %}
     {% endfor %}
     {% if loaded_at_column %}
-        {% do checks.append(joinery.changelog_state_fail_when(
+        {% do checks.append(joinery.fail_when_sql(
             joinery.quote_identifier(loaded_at_column) ~ ' is null',
             joinery.sql_string('joinery.changelog_state: a changelog row of ' ~ changelog
             ~ ' has a NULL loaded_at (' ~ loaded_at_column ~ '); incremental runs could never read it'))) %}
@@ -122,8 +122,13 @@
             1 as _joinery_source_rank
         from {{ changelog }} as changelog
         where
+            {#- A NULL loaded_at passes the watermark filter so that its check fails the run: filtered
+                out, the row would be skipped silently by every incremental run. -#}
             {% if watermark_sql is not none -%}
-            changelog.{{ joinery.quote_identifier(loaded_at_column) }} > {{ watermark_sql }}
+            (
+                changelog.{{ joinery.quote_identifier(loaded_at_column) }} > {{ watermark_sql }}
+                or changelog.{{ joinery.quote_identifier(loaded_at_column) }} is null
+            )
             and
             {% endif -%}
             {{ checks | join('\n            and ') }}
@@ -181,12 +186,6 @@
 {% endmacro %}
 
 
-{% macro changelog_state_fail_when(condition, message_sql) %}
-    {#- A row filter that is true for good rows and stops the query with `message_sql` on a bad one. -#}
-    {{ return('(case when ' ~ condition ~ ' then raise_error(' ~ message_sql ~ ') else true end)') }}
-{% endmacro %}
-
-
 {% macro changelog_state_deleted_expression(changelog, deleted) %}
     {#- `deleted` is a documented SQL expression over the changelog's columns; it must be boolean. -#}
     {% if deleted is not string or deleted | trim == '' or ';' in deleted %}
@@ -235,7 +234,7 @@
         {% endif %}
     {% endfor %}
     {% set quoted = joinery.quote_identifier(column[0]) %}
-    {{ return(joinery.changelog_state_fail_when(
+    {{ return(joinery.fail_when_sql(
         quoted ~ ' is null or ' ~ quoted ~ ' not in (' ~ literals | join(', ') ~ ')',
         "concat('joinery.changelog_state: unknown operation value ', coalesce(cast(" ~ quoted
         ~ " as string), 'NULL'), " ~ joinery.sql_string(' in column ' ~ column[0] ~ ' of ' ~ changelog

@@ -96,13 +96,30 @@
     {#- For an annotation whose value is null (`{"column": ..., "value": null, "floor": ...}`: compact's
         full compactions, which cannot know the value before they run), what the commit stores instead:
         the newest value of `column` among the changed rows, at least `floor` (upsert_validate_changes
-        reads it in its pass over them). {'column', 'floor'}; none when the annotation has its
-        value, or there is none. -#}
+        reads it in its pass over them). {'column', 'floor', 'annotation': the parsed annotation};
+        none when the annotation has its value, or there is none. -#}
     {% set parsed = fromjson(annotation) if annotation else none %}
     {% if parsed is not mapping or parsed.get('value') is not none or parsed.get('column') is not string %}
         {{ return(none) }}
     {% endif %}
-    {{ return({'column': parsed['column'], 'floor': parsed['floor'] if parsed.get('floor') is string else none}) }}
+    {{ return({'column': parsed['column'], 'floor': parsed['floor'] if parsed.get('floor') is string else none,
+        'annotation': parsed}) }}
+{% endmacro %}
+
+
+{% macro upsert_derived_watermark(newest_of, newest) %}
+    {#- The `joinery.watermark` a commit stores for an annotation to derive (upsert_watermark_to_derive):
+        the annotation with `newest` as its value and without its floor; its other fields (compact's
+        `snapshot`) as they are. '' when `newest` is none. -#}
+    {% if newest is none %}
+        {{ return('') }}
+    {% endif %}
+    {% set stored = {} %}
+    {% for name, value in newest_of.annotation.items() if name not in ['value', 'floor'] %}
+        {% do stored.update({name: value}) %}
+    {% endfor %}
+    {% do stored.update({'value': newest}) %}
+    {{ return(tojson(stored)) }}
 {% endmacro %}
 
 

@@ -113,8 +113,7 @@
     {% set journal = {'run': run_id, 'state': 'committing', 'location': none, 'add_columns': plan.add_columns,
         'unique_key': unique_key_text, 'location_root': location_root_text,
         'watermark': annotation if newest_of is none
-            else (tojson({'column': newest_of.column, 'value': change_info.newest})
-                if change_info.newest is not none else ''),
+            else joinery.upsert_derived_watermark(newest_of, change_info.newest),
         'set': [], 'add': [], 'drop': [], 'keep': [],
         'delete': fromjson(joinery.upsert_read_chunked_property(properties, 'joinery.garbage') or '[]')
             if managed else []} %}
