@@ -299,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print(f"Spark Thrift server ready on {LOOPBACK}:{args.port} (pid {server.process.pid})")
     print(f"  warehouse: {server.home / 'warehouse'}   log: {server.log_path}")
-    print(f"  use it:    dbt build --target thrift   (JOINERY_THRIFT_PORT={args.port})")
+    print(f"  use it:    scripts/dbt build --target thrift   (JOINERY_THRIFT_PORT={args.port})")
     return 0
 
 
