@@ -294,6 +294,32 @@ def test_new_batches_then_a_repeated_batch(built, dbt, spark):
     assert stored_watermark(spark, "compaction_simple_incremental") == "2024-02-01 12:00:00"
 
 
+def test_a_new_pull_that_changes_no_row_is_compared_once(built, dbt, spark):
+    # A new full pull (its newest loaded_at is not the stored one) makes a run compare the full
+    # compaction with the table. One that changes no row commits nothing; the run still stores the
+    # pull's loaded_at, so the next run does not compare it again.
+    model = "compaction_rebase_incremental"
+    table = f"{SCHEMA}.{model}"
+    spark.execute(f"insert overwrite {SCHEMA}.compaction_rebase_snapshot select key, value, loaded_at from {table}")
+    [(newest,)] = spark.query(f"select cast(max(loaded_at) as string) from {table}")
+    before = (table_rows(spark, model), locations(spark, model))
+
+    def stored_snapshot() -> str:
+        """The snapshot's newest loaded_at the table's last commit stored, as this session writes it."""
+        [(instant,)] = spark.query(f"select cast(cast('{watermark(spark, model)['snapshot']}' as timestamp) as string)")
+        return instant
+
+    def compares_in_full() -> bool:
+        statements = dbt.invoke("run", "--select", model, schema=SCHEMA).statements
+        return any("snapshot_contenders" in sql for _, sql in statements)
+
+    assert stored_snapshot() != newest
+    assert compares_in_full()
+    assert (table_rows(spark, model), locations(spark, model)) == before
+    assert stored_snapshot() == newest
+    assert not compares_in_full()
+
+
 def stored_watermark(spark, model: str) -> str | None:
     """The loaded_at a model's last commit stored (table property joinery.watermark), as this session
     writes a timestamp. The stored text carries its UTC offset, so that a run in another session

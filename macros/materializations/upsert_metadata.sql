@@ -123,6 +123,20 @@
 {% endmacro %}
 
 
+{% macro upsert_store_unchanged_watermark(target_sql, properties, watermark_text) %}
+    {#- A run that changed no row commits nothing, yet its SELECT read up to a watermark (and compact's
+        may have compared a new snapshot in full and found nothing to change): store what the commit
+        would have stored, with one property statement, so that the next run does not read the
+        same rows or compare the same snapshot again. Only when it differs from the stored value. -#}
+    {% set stored = properties.get('joinery.watermark') or '' %}
+    {% if watermark_text == '' or (stored != '' and fromjson(stored) == fromjson(watermark_text)) %}
+        {{ return(none) }}
+    {% endif %}
+    {% do run_query('alter table ' ~ target_sql ~ ' set tblproperties (' ~ joinery.sql_string('joinery.watermark')
+        ~ ' = ' ~ joinery.sql_string(watermark_text) ~ ')') %}
+{% endmacro %}
+
+
 {% macro upsert_schema_location(schema) %}
     {% for row in run_query('describe schema extended ' ~ joinery.quote_identifier(schema)).rows
         if row[0] | trim == 'Location' %}

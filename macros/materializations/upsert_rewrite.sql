@@ -37,8 +37,11 @@
         newest_of=newest_of) %}
     {% set partitions = change_info.partition_by %}
 
+    {% set watermark_text = annotation if newest_of is none
+        else joinery.upsert_derived_watermark(newest_of, change_info.newest) %}
     {% if not full_build and change_info.rows == 0 %}
         {#- Nothing changed: no rewrite, no commit; the table keeps its files and location. -#}
+        {% do joinery.upsert_store_unchanged_watermark(target_sql, properties, watermark_text) %}
         {% call statement('main') %}select 'joinery_upsert: no changed rows' as status{% endcall %}
         {{ log('joinery_upsert ' ~ target ~ ': no changed rows, table left unchanged', info=true) }}
         {% do joinery.upsert_drop_changes(changes) %}
@@ -112,8 +115,7 @@
     {#- Commit. -#}
     {% set journal = {'run': run_id, 'state': 'committing', 'location': none, 'add_columns': plan.add_columns,
         'unique_key': unique_key_text, 'location_root': location_root_text,
-        'watermark': annotation if newest_of is none
-            else joinery.upsert_derived_watermark(newest_of, change_info.newest),
+        'watermark': watermark_text,
         'set': [], 'add': [], 'drop': [], 'keep': [],
         'delete': fromjson(joinery.upsert_read_chunked_property(properties, 'joinery.garbage') or '[]')
             if managed else []} %}
