@@ -10,9 +10,9 @@ new data together with the full rebuild.
 
 Generated: versions with NULL, equal and out-of-order timestamps, duplicate keys within a delta,
 deletes (winning and losing), keys missing from the new snapshot, a snapshot replaced by an older
-pull. Not generated, by design: a version
-older than a delete of its key arriving in a later batch than the delete (docs/compaction.md: the
-compacted table keeps no tombstones, so an incremental run re-creates such a key).
+pull. Not generated, by design: a version older than a delete of its key arriving in a later batch
+than the delete (docs/compaction.md: the compacted table keeps no tombstones, so an incremental run
+re-creates such a key).
 """
 
 from __future__ import annotations
@@ -67,19 +67,14 @@ def timestamp(hours: int | None) -> str | None:
 
 def materialize(histories: list[dict]) -> dict:
     """The generated histories as table rows: the three snapshots, and each run's delta rows."""
-    snapshot, new_snapshot, stale_snapshot, batches = [], [], [], [{1: [], 2: []} for _ in BATCH_LOADED]
+    snapshots = {"snapshot": [], "new_snapshot": [], "stale_snapshot": []}
+    loaded = {"snapshot": SNAPSHOT_LOADED, "new_snapshot": NEW_SNAPSHOT_LOADED, "stale_snapshot": STALE_SNAPSHOT_LOADED}
+    batches = [{1: [], 2: []} for _ in BATCH_LOADED]
     for number, drawn in enumerate(histories):
         offset = number * KEYS_PER_HISTORY
-        for key, (value, ts) in drawn["snapshot"].items():
-            snapshot.append({"key": offset + key, "value": value, "ts": timestamp(ts), "loaded_at": SNAPSHOT_LOADED})
-        for key, (value, ts) in drawn["new_snapshot"].items():
-            new_snapshot.append(
-                {"key": offset + key, "value": value, "ts": timestamp(ts), "loaded_at": NEW_SNAPSHOT_LOADED}
-            )
-        for key, (value, ts) in drawn["stale_snapshot"].items():
-            stale_snapshot.append(
-                {"key": offset + key, "value": value, "ts": timestamp(ts), "loaded_at": STALE_SNAPSHOT_LOADED}
-            )
+        for name, rows in snapshots.items():
+            for key, (value, ts) in drawn[name].items():
+                rows.append({"key": offset + key, "value": value, "ts": timestamp(ts), "loaded_at": loaded[name]})
         deleted_at: dict[int, int | None] = {}
         for run, batch in enumerate(drawn["batches"]):
             for row in batch:
@@ -100,7 +95,7 @@ def materialize(histories: list[dict]) -> dict:
                 if row["is_deleted"]:
                     previous = deleted_at.get(row["key"])
                     deleted_at[row["key"]] = row["ts"] if previous is None else max(previous, row["ts"] or 0)
-    return {"snapshot": snapshot, "new_snapshot": new_snapshot, "stale_snapshot": stale_snapshot, "batches": batches}
+    return {**snapshots, "batches": batches}
 
 
 def literal(value) -> str:
