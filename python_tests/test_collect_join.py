@@ -116,11 +116,16 @@ def test_bucketed_sides_join_without_a_shuffle(built, spark):
 def test_random_inputs_match_the_python_reference(built, dbt, spark):
     rng = random.Random(1)
     pieces = ["1", "2", "10", "007", "7", " 3 ", "", "  ", "-4", "+5", "x1", "b", "99999999999999999999"]
+    # White space other than spaces: a tab, a CR (CRLF files), U+0085, U+00A0, U+2028.
+    pieces += ["\t5", "9\r", "10\u0085", "\u00a0", "5\u2028"]
     build = [
         (0, rng.randrange(40), ",".join(rng.choice(pieces) for _ in range(rng.randrange(1, 5)))) for _ in range(150)
     ]
     build += [(0, None, "5"), (0, 3, None)]
     probe = [(0, rng.randrange(80), rng.choice([f"g{n}" for n in range(25)] + [None])) for _ in range(300)]
+    # A group of integers one of which ends in U+2028: sorted as numbers, not a failed cast.
+    build += [(0, 1000, "5\u2028,10,9")]
+    probe += [(0, 1000, "g_line_separator")]
 
     def literal(value):
         return "null" if value is None else str(value) if isinstance(value, int) else "'" + value + "'"
@@ -143,6 +148,7 @@ def test_random_inputs_match_the_python_reference(built, dbt, spark):
     result = dbt.invoke("compile", "--inline", inline, schema=SCHEMA)
     rows = spark.query(next(iter(result.nodes.values()))["compiled_code"])
     expected = reference(build, probe)
+    assert expected["g_line_separator"] == ["5", "9", "10"]
     assert {grp: ids for grp, ids, _ in rows} == {g: ";".join(v) for g, v in expected.items()}
     assert {grp: list(eval(arr)) for grp, _, arr in rows} == expected  # noqa: S307 (PyHive returns a JSON list)
 

@@ -75,7 +75,7 @@
         case
             when forall(joinery_values, v -> cast(try_cast(v as bigint) as string) <=> v)
                 then transform(array_sort(transform(joinery_values, v -> cast(v as bigint))), n -> cast(n as string))
-            when forall(joinery_values, v -> v rlike '^[+-]?[0-9]{1,38}$')
+            when forall(joinery_values, v -> v rlike '^[+-]?[0-9]{1,38}\\z')
                 then transform(
                     array_sort(transform(joinery_values, v -> named_struct('n', cast(v as decimal(38, 0)), 's', v))),
                     v -> v.s
@@ -99,7 +99,10 @@
     build_values as (
         select
             {{ joinery.quoted_column_list(build_keys) }},
-            trim(cast(exploded.joinery_value as string)) as joinery_value
+            {#- Every Unicode white space trimmed, not only the spaces `trim` removes: a tab, a CR
+                (CRLF files), U+00A0 or U+2028 left on a value would be kept in the output and turn
+                a numeric order into a string order. -#}
+            regexp_replace(cast(exploded.joinery_value as string), '(?U)^\\s+|\\s+$', '') as joinery_value
         from build_side
         lateral view explode({{ value_list }}) exploded as joinery_value
     ),
