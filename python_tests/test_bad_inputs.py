@@ -137,6 +137,12 @@ NESTED_COLUMNS = [
     "v",
 ]
 
+# compact with loaded_at over loaded_snap and one delta (`delta`).
+LOADED_COMPACT = (
+    "joinery.compact(source('bad', 'loaded_snap'), [source('bad', '{delta}')], key='id', "
+    "updated_at='ts', loaded_at='la')"
+)
+
 # Each case: model SQL (the macro call) and what must happen. `error`: every fragment appears in the
 # error; `rows`: the model's rows (sorted) on the listed columns. `config`: a config() call kept at
 # parse time. Documented in docs/guarantees.md under the same names.
@@ -157,19 +163,16 @@ CASES: dict[str, dict] = {
     ),
     "a_delta_row_without_loaded_at_stops_an_upserted_compaction": dict(
         config="config(materialized='joinery_upsert', unique_key='id', file_format='parquet')",
-        sql="joinery.compact(source('bad', 'loaded_snap'), [source('bad', 'loaded_delta_null')], key='id', "
-        "updated_at='ts', loaded_at='la')",
+        sql=LOADED_COMPACT.format(delta="loaded_delta_null"),
         error=["joinery.compact", "loaded_delta_null has a NULL loaded_at (la)", "give every delta row a loaded_at"],
     ),
     "a_delta_row_without_loaded_at_ranks_lowest_in_a_table": dict(
-        sql="joinery.compact(source('bad', 'loaded_snap'), [source('bad', 'loaded_delta_null')], key='id', "
-        "updated_at='ts', loaded_at='la')",
+        sql=LOADED_COMPACT.format(delta="loaded_delta_null"),
         rows=(["id", "v"], [(1, "a"), (2, "b2")]),
     ),
     "an_upserted_compaction_with_loaded_at": dict(
         config="config(materialized='joinery_upsert', unique_key='id', file_format='parquet')",
-        sql="joinery.compact(source('bad', 'loaded_snap'), [source('bad', 'loaded_delta')], key='id', "
-        "updated_at='ts', loaded_at='la')",
+        sql=LOADED_COMPACT.format(delta="loaded_delta"),
         rows=(["id", "v"], [(1, "a2"), (2, "b")]),
     ),
     "equal_timestamps_later_source_wins": dict(

@@ -63,16 +63,19 @@
         {% endif %}
         {#- In a joinery_upsert model, the snapshot's newest loaded_at is stored with the table, so that
             an incremental run sees any new pull, even one stamped before the newest delta batch. -#}
+        {#- Read once, the value also supersedes the older delta rows as a literal, instead of the
+            SELECT's own scan of the snapshot for it. -#}
         {% set snapshot_newest = none %}
+        {% set superseded_sql = joinery.compaction_superseded_sql(snapshot, plan, settings) %}
         {% set loaded_entry = joinery.plan_entry(plan, loaded_at) if loaded_at is not none else none %}
-        {% if loaded_entry is not none and 0 in loaded_entry.sources
-            and config.get('materialized') == 'joinery_upsert' %}
+        {% if superseded_sql is not none and config.get('materialized') == 'joinery_upsert' %}
             {% set snapshot_newest = run_query('select ' ~ joinery.compaction_snapshot_newest_sql(snapshot,
                 loaded_entry.sources[0], loaded_entry.type)).rows[0][0] %}
+            {% set superseded_sql = joinery.typed_literal(snapshot_newest, loaded_entry.type)
+                if snapshot_newest is not none else none %}
         {% endif %}
         {{ return(joinery.compaction_watermark_comment(loaded_at, none, written=true, snapshot=snapshot_newest) ~ '\n'
-            ~ joinery.compaction_full_sql(snapshot, deltas, plan, settings,
-                joinery.compaction_superseded_sql(snapshot, plan, settings))) }}
+            ~ joinery.compaction_full_sql(snapshot, deltas, plan, settings, superseded_sql)) }}
     {% endif %}
     {% do settings.update({'equal_columns': joinery.as_list(partition_by, 'partition_by', 'compact')
         if partition_by else []}) %}
