@@ -100,6 +100,11 @@ TABLES = {
     "uid_values": ("uid string, value string", ["('u1', '2,1')", "('u2', '3')"]),
     "uid_groups": ("uid string, puid string", ["('u1', 'p1')", "('u2', 'p1')"]),
     "events_dashed": ("id int, payload struct<`page-view`: struct<x: int>, click: struct<y: int>>", []),
+    "amount_whole": ("id int, amount decimal(38,0)", ["(1, 12345678901234567890123456789012345678)"]),
+    "amount_fraction": ("id int, amount decimal(38,10)", ["(2, 1.0123456789)"]),
+    "amount_wide": ("id int, amount decimal(20,0)", ["(1, 12345678901234567890)"]),
+    "amount_precise": ("id int, amount decimal(18,10)", ["(2, 12345678.0123456789)"]),
+    "events_hive_null": ("id int, payload struct<__HIVE_DEFAULT_PARTITION__: int, click: int>", []),
     "weird": (
         '`we;ird` int, `sp ace` string, `dot.ted` string, `back``tick` string, `quo"te` string',
         ["(2, 'k', 'd1', 'b1', 'q1')", "(1, 'k', 'd0', 'b0', 'q0')", "(5, 'm', 'd2', 'b2', 'q2')"],
@@ -248,6 +253,16 @@ CASES: dict[str, dict] = {
         sql="joinery.route_union(source('bad', 'events_dashed'), 'payload')",
         error=["joinery.route_union", "`column`", "payload", "page-view", "not an identifier", "port name"],
     ),
+    # A port is a partition of the router; Spark reads a partition of this name back as NULL.
+    "port_named_like_the_hive_null_partition": dict(
+        sql="joinery.route(source('bad', 'orders'), "
+        "ports=[{'name': '__HIVE_DEFAULT_PARTITION__', 'when': 'amount > 4'}])",
+        error=["joinery.route", "ports[0].name", "__HIVE_DEFAULT_PARTITION__", "NULL"],
+    ),
+    "union_alternative_named_like_the_hive_null_partition": dict(
+        sql="joinery.route_union(source('bad', 'events_hive_null'), 'payload')",
+        error=["joinery.route_union", "`column`", "payload", "__HIVE_DEFAULT_PARTITION__", "NULL partition"],
+    ),
     "a_condition_ending_in_a_line_comment": dict(
         sql="joinery.route(source('bad', 'orders'), ports=[{'name': 'big', 'when': 'amount > 4 -- big orders'}])",
         rows=(["order_id", "joinery_port"], [(10, "big"), (11, "default")]),
@@ -313,6 +328,22 @@ CASES: dict[str, dict] = {
         rows=(
             ["`we;ird`", "`sp ace`", "`dot.ted`", "`back``tick`", '`quo"te`'],
             [(2, "k", "d1", "b1", "q1"), (5, "m", "d2", "b2", "q2")],
+        ),
+    ),
+    # 38 whole digits and 10 after the point: no decimal holds both, so the capped decimal(38,10)
+    # that Spark's own union picks would fail on id 1's value (or make it NULL with ANSI off).
+    "decimals_no_decimal_holds_together": dict(
+        sql="joinery.union_padded([source('bad', 'amount_whole'), source('bad', 'amount_fraction')])",
+        error=["joinery.union_padded", "`relations`", "amount", "decimal(38,0)", "decimal(38,10)", "38"],
+    ),
+    "decimals_widen_to_one_that_holds_both": dict(
+        sql="joinery.union_padded([source('bad', 'amount_wide'), source('bad', 'amount_precise')])",
+        rows=(
+            ["id", "cast(amount as string)", "typeof(amount)"],
+            [
+                (1, "12345678901234567890.0000000000", "decimal(30,10)"),
+                (2, "12345678.0123456789", "decimal(30,10)"),
+            ],
         ),
     ),
     "special_column_names_survive_a_union": dict(

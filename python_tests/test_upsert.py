@@ -531,3 +531,84 @@ def test_a_full_refresh_replaces_changed_types_and_removed_columns(dbt, spark):
     assert spark.query(f"select id, n from {table}") == [(1, 7)]
     run("3")
     assert spark.query(f"select id, n from {table}") == [(1, 7)]
+
+
+def test_a_full_refresh_that_changes_the_partitioning_leaves_no_superseded_version(dbt, spark):
+    # A full refresh that partitions the table supersedes its unpartitioned version, and one that
+    # unpartitions it supersedes its partitions: the commit after deletes them, as any superseded
+    # version (they used to stay on disk for good).
+    table = f"{SCHEMA}.upsert_schema_change"
+    spark.execute(f"drop table if exists {table}")
+
+    def run(partition_by: str, *flags: str) -> str:
+        """Run phase 3 with `partition_by`; the name of the version directory it committed."""
+        dbt.invoke(
+            "run",
+            "--select",
+            "path:models/examples/upsert/schema_change",
+            *flags,
+            schema=SCHEMA,
+            vars=MODULE_VARS,
+            env={"JOINERY_SCHEMA_CHANGE_PHASE": "3", "JOINERY_SCHEMA_CHANGE_PARTITION_BY": partition_by},
+        )
+        spark.execute(f"refresh table {table}")
+        assert spark.query(f"select id, n from {table}") == [(1, 7)]
+        partitions = [spec for (spec,) in spark.query(f"show partitions {table}")] if partition_by else []
+        assert partitions == (["n=7"] if partition_by else []), partitions
+        location = describe_location(spark, f"{table} partition (n = 7)" if partition_by else table)
+        path = Path(urlparse(location).path)
+        return path.parent.name if partition_by else path.name
+
+    unpartitioned = run("")
+    root = Path(urlparse(describe_location(spark, table)).path).parent
+    left_before = {path.name for path in root.iterdir()} - {unpartitioned}  # earlier tests' tables
+
+    partitioned = [run("n", "--full-refresh"), run("n", "--full-refresh")]
+    assert {path.name for path in root.iterdir()} - left_before == set(partitioned)
+
+    unpartitioned_again = [run("", "--full-refresh"), run("", "--full-refresh")]
+    assert {path.name for path in root.iterdir()} - left_before == set(unpartitioned_again)
+
+
+def test_a_hive_tables_file_format_option_changes_only_with_a_full_refresh(dbt, spark):
+    # A Hive SerDe table reads its files through the SerDe its definition names: a version written
+    # with another fileFormat would be unreadable. The full refresh used to keep the Avro definition
+    # over Parquet files.
+    table = f"{SCHEMA}.upsert_schema_change"
+    spark.execute(f"drop table if exists {table}")
+
+    def run(phase: str, hive_format: str, *flags: str, expect_success: bool = True):
+        return dbt.invoke(
+            "run",
+            "--select",
+            "path:models/examples/upsert/schema_change",
+            *flags,
+            schema=SCHEMA,
+            vars=MODULE_VARS,
+            env={
+                "JOINERY_SCHEMA_CHANGE_PHASE": phase,
+                "JOINERY_SCHEMA_CHANGE_FORMAT": "hive",
+                "JOINERY_SCHEMA_CHANGE_HIVE_FORMAT": hive_format,
+            },
+            expect_success=expect_success,
+        )
+
+    def serde() -> str:
+        rows = spark.query(f"describe table extended {table}")
+        return next(value for name, value, *_ in rows if name == "Serde Library")
+
+    run("3", "avro")
+    assert serde().endswith("AvroSerDe")
+    failed = run("3", "PARQUET", expect_success=False)
+    message = " ".join(node["message"] or "" for node in failed.nodes.values())
+    assert "argument `options`" in message and '"fileformat": "avro"' in message, message
+    assert "--full-refresh" in message, message
+    assert spark.query(f"select id, n from {table}") == [(1, 7)]
+
+    run("3", "PARQUET", "--full-refresh")
+    spark.execute(f"refresh table {table}")
+    assert serde().endswith("ParquetHiveSerDe")
+    assert spark.query(f"select id, n from {table}") == [(1, 7)]
+    run("4", "parquet")  # the same fileFormat, spelled in another case: an incremental run
+    spark.execute(f"refresh table {table}")
+    assert spark.query(f"select id, n from {table} order by id") == [(1, 7), (3, 8)]

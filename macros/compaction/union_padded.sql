@@ -158,9 +158,16 @@
     {% if numeric.ok %}
         {% if numeric.fractional %}
             {{ return('double') }}
+        {% elif numeric.decimal and numeric.whole + numeric.scale > 38 %}
+            {#- Spark would cap the precision at 38 and keep the scale, so a value with more whole
+                digits than the capped type holds would fail (ANSI) or become NULL (ANSI off). -#}
+            {{ joinery.raise_argument_error(macro_name, 'relations',
+                {'column': column_name, 'types': joinery.described_types(typed)},
+                'no decimal holds every value of these types: that takes ' ~ numeric.whole
+                ~ ' digits before the point and ' ~ numeric.scale ~ ' after it, and Spark allows 38 in all. '
+                ~ 'Cast the column to one type in a model before this one') }}
         {% elif numeric.decimal %}
-            {% set precision = [numeric.whole + numeric.scale, 38] | min %}
-            {{ return('decimal(' ~ precision ~ ',' ~ numeric.scale ~ ')') }}
+            {{ return('decimal(' ~ (numeric.whole + numeric.scale) ~ ',' ~ numeric.scale ~ ')') }}
         {% else %}
             {{ return(integral_names[numeric.whole]) }}
         {% endif %}
@@ -177,14 +184,21 @@
     {% if not textual %}
         {{ return('string') }}
     {% endif %}
+    {{ joinery.raise_argument_error(macro_name, 'relations',
+        {'column': column_name, 'types': joinery.described_types(typed)},
+        'the types of one column cannot be reconciled; joinery widens tinyint < smallint < int < bigint '
+        ~ '< decimal < double, date < timestamp and char/varchar to string. Cast the column to one type '
+        ~ 'in a model before this one') }}
+{% endmacro %}
+
+
+{% macro described_types(typed) %}
+    {#- ['<relation>: <type>', ...] of one column, for an error message. -#}
     {% set described = [] %}
     {% for item in typed %}
         {% do described.append(item.relation ~ ': ' ~ item.type) %}
     {% endfor %}
-    {{ joinery.raise_argument_error(macro_name, 'relations', {'column': column_name, 'types': described},
-        'the types of one column cannot be reconciled; joinery widens tinyint < smallint < int < bigint '
-        ~ '< decimal < double, date < timestamp and char/varchar to string. Cast the column to one type '
-        ~ 'in a model before this one') }}
+    {{ return(described) }}
 {% endmacro %}
 
 

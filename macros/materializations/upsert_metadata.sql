@@ -338,6 +338,21 @@
 {% endmacro %}
 
 
+{% macro upsert_options_text(settings) %}
+    {#- The options a Hive SerDe table is built with, as stored in `joinery.options`: keys in lower
+        case (Spark reads them so) and sorted, and the fileFormat's name in lower case. '' for other
+        formats, whose options (compression, ...) do not change what reads their files. -#}
+    {% if settings.file_format != 'hive' %}
+        {{ return('') }}
+    {% endif %}
+    {% set normalized = {} %}
+    {% for key, value in settings.options.items() %}
+        {% do normalized.update({key | lower: value | lower if key | lower == 'fileformat' else value}) %}
+    {% endfor %}
+    {{ return(tojson(normalized, sort_keys=true)) }}
+{% endmacro %}
+
+
 {% macro upsert_qualified_location(relation, location, unless_qualified=false) %}
     {#- `location` as the metastore spells it (`file:/mnt/lake`, `hdfs://namenode:8020/lake`). The
         metastore normalizes a path when it stores it (`/mnt/lake`, `file:///mnt/lake/` and

@@ -30,6 +30,18 @@
             ~ target_sql ~ ' and run again to build it at the new root (the old root keeps its files)') }}
     {% endif %}
 
+    {#- A Hive SerDe table reads its files through the SerDe and formats its definition names, and a
+        commit only moves its location: a version written with other options (another fileFormat)
+        would be unreadable. The options are stored as configured (`joinery.options`); a table built
+        before they were has none to compare. -#}
+    {% set options_text = joinery.upsert_options_text(settings) %}
+    {% set options_changed = managed and properties.get('joinery.options', options_text) != options_text %}
+    {% if options_changed and not full_build %}
+        {{ joinery.raise_argument_error(settings.where, 'options', settings.options, 'the table was built with '
+            ~ 'options ' ~ properties['joinery.options'] ~ ', and its definition could not read files written '
+            ~ 'with others: change options with --full-refresh') }}
+    {% endif %}
+
     {% set changes = joinery.upsert_stage_changes(sql) %}
     {% set annotation = joinery.upsert_model_watermark(sql) %}
     {% set newest_of = joinery.upsert_watermark_to_derive(annotation) %}
@@ -70,7 +82,7 @@
 
     {#- The columns of the new version, and the SELECT that produces it. -#}
     {% set plan = joinery.upsert_plan(target_sql, target_info if managed else none, full_build, changes,
-        change_info, settings) %}
+        change_info, settings, options_changed) %}
 
     {#- Write the new version into its own directory through a staging table. -#}
     {% set stage_sql = joinery.upsert_work_table(target, 'stage') %}
@@ -131,16 +143,17 @@
         {% for spec in facts.existing_partitions if spec not in produced and not recreate %}
             {% do journal['drop'].append(spec) %}
         {% endfor %}
-        {% if managed %}
-            {% for spec in facts.existing_partitions %}
-                {% do journal['keep'].append(joinery.upsert_partition_location(target_sql, spec)) %}
-            {% endfor %}
-        {% endif %}
     {% else %}
         {% do journal.update({'location': version_dir}) %}
-        {% if managed %}
-            {% do journal['keep'].append(target_info['location']) %}
-        {% endif %}
+    {% endif %}
+    {#- What the commit supersedes, by the table's partitioning as it was: a full refresh that
+        partitions an unpartitioned table, or the reverse, supersedes the other layout's files. -#}
+    {% if managed and plan.target_partition_columns %}
+        {% for spec in facts.existing_partitions %}
+            {% do journal['keep'].append(joinery.upsert_partition_location(target_sql, spec)) %}
+        {% endfor %}
+    {% elif managed %}
+        {% do journal['keep'].append(target_info['location']) %}
     {% endif %}
     {#- Only our own version directories are ever deleted later. -#}
     {% set keep = [] %}
@@ -167,6 +180,7 @@
                 ~ joinery.sql_string(root) ~ ', '
             ~ joinery.sql_string('joinery.unique_key') ~ ' = ' ~ joinery.sql_string(unique_key_text) ~ ', '
             ~ joinery.sql_string('joinery.location_root') ~ ' = ' ~ joinery.sql_string(location_root_text) ~ ', '
+            ~ joinery.sql_string('joinery.options') ~ ' = ' ~ joinery.sql_string(options_text) ~ ', '
             ~ joinery.upsert_chunked_property('joinery.pending', tojson(pending) if pending else '') ~ ', '
             ~ joinery.upsert_chunked_property('joinery.garbage', tojson(journal['keep'] + journal['delete'])) ~ ', '
             ~ joinery.sql_string('joinery.watermark') ~ ' = ' ~ joinery.sql_string(journal['watermark'])
@@ -242,10 +256,10 @@
 {% endmacro %}
 
 
-{% macro upsert_plan(target_sql, target_info, full_build, changes, change_info, settings) %}
+{% macro upsert_plan(target_sql, target_info, full_build, changes, change_info, settings, options_changed=false) %}
     {#- The new version: its columns, the SELECTs whose rows make it up, the SELECT of the table's
         figures to check it against once written (`target_facts`, none when there are none to read),
-        and whether the table definition changes.
+        and whether the table definition changes (`options_changed`: it does).
         `target_info` is none when there is no joinery table to build on. -#}
     {% set where = settings.where %}
     {% set partitions = change_info.partition_by %}
@@ -254,7 +268,7 @@
 
     {#- Columns: the target's, then columns the model added; partition columns last. A namespace: a
         `set` inside a Jinja for loop does not outlive the loop. -#}
-    {% set recreate = namespace(value=target_info is none) %}
+    {% set recreate = namespace(value=target_info is none or options_changed) %}
     {% set columns = [] %}
     {% set add_columns = [] %}
     {% if target_info is not none %}
@@ -327,7 +341,9 @@
     {% set target_partition_columns = target_info.partition_columns if target_info is not none else [] %}
     {% if full_build %}
         {% set target_facts = none %}
-        {% if target_info is not none and partitions %}
+        {#- The table's partitions, whose directories the new version supersedes (whatever its
+            own partitioning). -#}
+        {% if target_partition_columns %}
             {% set target_facts = 'select null, 0, 0, joinery_partitions from (\n'
                 ~ joinery.upsert_rows_and_partitions_sql('select * from ' ~ target_sql, target_partition_columns)
                 ~ '\n)' %}

@@ -62,9 +62,9 @@
             'expected a non-empty list of {name: <identifier>, when: <boolean SQL expression>}') }}
     {% endif %}
     {% do joinery.validate_identifier(port_column, 'port_column', 'route') %}
-    {% do joinery.validate_identifier(default_port, 'default_port', 'route') %}
+    {% do joinery.validate_port_name(default_port, 'default_port', 'route') %}
     {% if error_port is not none %}
-        {% do joinery.validate_identifier(error_port, 'error_port', 'route') %}
+        {% do joinery.validate_port_name(error_port, 'error_port', 'route') %}
     {% endif %}
     {% set seen = [default_port | lower] + ([error_port | lower] if error_port is not none else []) %}
     {% if error_port is not none and error_port | lower == default_port | lower %}
@@ -76,7 +76,7 @@
             {{ joinery.raise_argument_error('route', 'ports[' ~ loop.index0 ~ ']', port,
                 'expected {name: <identifier>, when: <boolean SQL expression>}') }}
         {% endif %}
-        {% do joinery.validate_identifier(port.name, 'ports[' ~ loop.index0 ~ '].name', 'route') %}
+        {% do joinery.validate_port_name(port.name, 'ports[' ~ loop.index0 ~ '].name', 'route') %}
         {% if port.name | lower in seen %}
             {{ joinery.raise_argument_error('route', 'ports[' ~ loop.index0 ~ '].name', port.name,
                 'port names must be unique and differ from default_port and error_port (case-insensitive)') }}
@@ -90,6 +90,19 @@
     {% endfor %}
     {{ return({'kind': 'route', 'ports': checked, 'default_port': default_port, 'error_port': error_port,
                'mode': mode, 'port_column': port_column}) }}
+{% endmacro %}
+
+
+{% macro validate_port_name(name, argument, macro_name) %}
+    {#- A port name is a value of the router's partition column, so it must be an identifier that is
+        not Hive's name for the NULL partition: Spark reads a partition of that name back as NULL,
+        and port() would find none of its rows. -#}
+    {% do joinery.validate_identifier(name, argument, macro_name) %}
+    {% if name | lower == '__hive_default_partition__' %}
+        {{ joinery.raise_argument_error(macro_name, argument, name,
+            'expected another port name: Spark reads a partition of that name back as NULL') }}
+    {% endif %}
+    {{ return(name) }}
 {% endmacro %}
 
 

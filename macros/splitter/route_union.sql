@@ -11,7 +11,7 @@
     {% if column is not string %}
         {{ joinery.raise_argument_error('route_union', 'column', column, 'expected the name of a struct column') }}
     {% endif %}
-    {% do joinery.validate_identifier(error_port, 'error_port', 'route_union') %}
+    {% do joinery.validate_port_name(error_port, 'error_port', 'route_union') %}
     {% do joinery.validate_identifier(port_column, 'port_column', 'route_union') %}
     {#- `config` is undefined where no model is being built (dbt compile --inline). -#}
     {% if config is defined %}{{ config(partition_by=[port_column], meta={'joinery_router': {
@@ -94,6 +94,12 @@
                 'its alternative ' ~ tojson(row[0]) ~ ' is not an identifier (letters, digits and underscores, '
                 ~ 'not starting with a digit), and each alternative becomes a port name; rename that field of '
                 ~ 'the struct in a model before this one') }}
+        {% endif %}
+        {% if row[0] | lower == '__hive_default_partition__' %}
+            {{ joinery.raise_argument_error(macro_name, 'column', union_column,
+                'its alternative ' ~ row[0] ~ " is Hive's name for the NULL partition, and each alternative "
+                ~ 'becomes a port name (a partition Spark would read back as NULL); rename that field of the '
+                ~ 'struct in a model before this one') }}
         {% endif %}
         {% if row[0] | lower == error_port | lower %}
             {{ joinery.raise_argument_error(macro_name, 'error_port', error_port,
