@@ -57,7 +57,12 @@ def _interrupt_on_sigterm(signum, frame):  # noqa: ARG001
 def thrift_server(tmp_path_factory):
     previous = signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
     server = ThriftServer(
-        tmp_path_factory.mktemp("thrift"), free_port(), java_options=f"{QUICK_JIT} {THROWAWAY_METASTORE}"
+        tmp_path_factory.mktemp("thrift"),
+        free_port(),
+        java_options=f"{QUICK_JIT} {THROWAWAY_METASTORE}",
+        # ANSI off by the server's default, as on a cluster that leaves it off: only the sessions'
+        # own settings (the profile's, harness/sql.py's) turn it on, so tests see if one does not.
+        extra_conf={"spark.sql.ansi.enabled": "false"},
     )
     try:
         server.start(timeout=float(os.environ.get("JOINERY_THRIFT_TIMEOUT", "240")))
