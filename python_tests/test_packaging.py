@@ -171,6 +171,18 @@ def test_integration_tables_read_back(integration_build, spark):
     assert [row[0] for row in spark.rows(f"{SCHEMA}.it_port_big", columns=["order_id"], order_by="order_id")] == big
 
 
+def test_is_incremental_in_the_installing_project_is_false_first_and_true_later(integration_build, integration, spark):
+    def model_selects(result) -> list[str]:
+        return [sql for node, sql in result.statements if node.endswith(".it_upsert") and "it_snapshot" in sql]
+
+    first = model_selects(integration_build)
+    assert first and not any("max(loaded.updated_at)" in sql for sql in first), first
+    before = spark.rows(f"{SCHEMA}.it_upsert")
+    later = model_selects(integration.invoke("run", "--select", "it_upsert"))
+    assert later and all("max(loaded.updated_at)" in sql for sql in later), later
+    assert spark.rows(f"{SCHEMA}.it_upsert") == before
+
+
 def test_examples_are_built_when_the_user_opts_in(tmp_path):
     """The opt-in documented in docs/guarantees.md: the user's dbt_project.yml enables them."""
     project = tmp_path / "user_project"
