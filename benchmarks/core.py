@@ -64,6 +64,23 @@ class Measurement:
         return statistics.median(self.seconds)
 
 
+def agreement(name: str, outputs: dict[str, Any]) -> dict[str, Any]:
+    """The check that the variants which must produce the same output did (fingerprints, counts per
+    variant name): a case whose result is wrong is not met, however fast it ran."""
+    values = list(outputs.values())
+    return {
+        "name": name,
+        "kind": "agreement",
+        "value": {variant: _jsonable(output) for variant, output in outputs.items()},
+        "pass": all(value == values[0] for value in values[1:]),
+    }
+
+
+def _jsonable(output: Any) -> Any:
+    # Fingerprints are (rows, hash sum) tuples; JSON has lists.
+    return list(output) if isinstance(output, tuple) else output
+
+
 @dataclass
 class Bar:
     """A target: median(numerator) / median(denominator) <= limit."""
@@ -110,9 +127,13 @@ class Context:
 
     def fingerprint(self, table: str, columns: list[str]) -> tuple[int, int]:
         """Row count and an order-independent hash sum over `columns`: equal outputs, equal fingerprints."""
+        return self.fingerprint_of(f"{SCHEMA}.{table}", columns)
+
+    def fingerprint_of(self, source: str, columns: list[str]) -> tuple[int, int]:
+        """`fingerprint` of a table name or a parenthesized SELECT; `columns` may be expressions."""
         column_list = ", ".join(columns)
         row = self.spark.sql(
-            f"select count(*), coalesce(sum(cast(xxhash64({column_list}) as decimal(38, 0))), 0) from {SCHEMA}.{table}"
+            f"select count(*), coalesce(sum(cast(xxhash64({column_list}) as decimal(38, 0))), 0) from {source}"
         ).collect()[0]
         return int(row[0]), int(row[1])
 
@@ -156,9 +177,11 @@ class Context:
         measurements: dict[str, Measurement],
         bars: list[Bar],
         info_ratios: list[tuple[str, str]] = (),
+        checks: list[dict[str, Any]] = (),
         **extra: Any,
     ) -> dict[str, Any]:
-        """The case's JSON line. `info_ratios`: more (numerator, denominator) ratios to report, without a bar."""
+        """The case's JSON line. `info_ratios`: more (numerator, denominator) ratios to report, without a
+        bar. `checks`: each {"name", "pass", ...}; the case passes only if every bar and check does."""
         medians = {name: round(m.median, 3) for name, m in measurements.items()}
         bar_results = []
         ratios = {}
@@ -179,7 +202,8 @@ class Context:
             "seconds": {name: [round(s, 3) for s in m.seconds] for name, m in measurements.items()},
             "ratios": ratios,
             "bars": bar_results,
-            "pass": all(b["pass"] for b in bar_results) and all(c["pass"] for c in extra.get("checks", [])),
+            "checks": list(checks),
+            "pass": all(b["pass"] for b in bar_results) and all(c["pass"] for c in checks),
             "plan": {name: m.facts.as_json() for name, m in measurements.items() if m.facts},
             **extra,
         }

@@ -29,7 +29,13 @@ def _bars(result: dict[str, Any]) -> str:
     for name, ratio in result.get("ratios", {}).items():
         if ratio not in barred:
             parts.append(f"{name}: {ratio:.2f} (no bar)")
+    parts += [_check(check) for check in result.get("checks", [])]
     return "<br>".join(parts)
+
+
+def _check(check: dict[str, Any]) -> str:
+    # An agreement check (same output from the variants that must agree) is met or the case is not.
+    return f"check {check['name']}: {'met' if check['pass'] else 'MISSED'}"
 
 
 def _medians(result: dict[str, Any]) -> str:
@@ -69,7 +75,7 @@ def render(results: list[dict[str, Any]], machine: dict[str, str], args: argpars
     lines += [
         "## Results",
         "",
-        "| case | sizes | median seconds | bars (ratio, limit) | plan (last repetition) |",
+        "| case | sizes | median seconds | bars (ratio, limit) and checks | plan (last repetition) |",
         "|---|---|---|---|---|",
     ]
     for result in results:

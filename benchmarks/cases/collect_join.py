@@ -7,7 +7,7 @@ group columns, read to Spark's noop sink). Bars: joinery/join_then_group <= 0.7,
 
 from __future__ import annotations
 
-from benchmarks.core import SCHEMA, Bar, Context, Variant
+from benchmarks.core import SCHEMA, Bar, Context, Variant, agreement
 
 NAME = "collect_join"
 TITLE = "collect join: probe 100x build, 1% overlap, vs join-then-group and vs one probe scan"
@@ -63,6 +63,6 @@ def run(ctx: Context) -> dict:
             Bar("vs_join_then_group", "joinery", "join_then_group", 0.7),
             Bar("vs_floor", "joinery", "floor", 2.0),
         ],
+        checks=[agreement("same_row_count", {"joinery": joinery_rows, "join_then_group": ctx.count("b_collect_join")})],
         output_rows=joinery_rows,
-        same_row_count=joinery_rows == ctx.count("b_collect_join"),
     )

@@ -13,7 +13,7 @@ wins" (joinery) and "later delta wins" (the recipe) agree.
 
 from __future__ import annotations
 
-from benchmarks.core import SCHEMA, Bar, Context, Variant
+from benchmarks.core import SCHEMA, Bar, Context, Variant, agreement
 
 NAME = "compaction_full"
 TITLE = "full compaction: snapshot + 3 deltas vs Gobblin's Hive recipe and vs a plain copy"
@@ -118,6 +118,6 @@ def run(ctx: Context) -> dict:
             Bar("vs_gobblin_recipe", "joinery", "gobblin_recipe", 0.25),
             Bar("vs_floor", "joinery", "floor", 1.5),
         ],
+        checks=[agreement("same_result", {"joinery": joinery_out, "gobblin_recipe": recipe_out})],
         output_rows=joinery_out[0],
-        same_result=joinery_out == recipe_out,
     )

@@ -19,7 +19,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from benchmarks.core import SCHEMA, Bar, Context, Measurement, log
+from benchmarks.core import SCHEMA, Bar, Context, Measurement, agreement, log
 
 NAME = "fk_join"
 TITLE = "FK join: incremental runs vs full recompute from the history, over 5 batches of 1% change"
@@ -129,7 +129,12 @@ def run(ctx: Context) -> dict:
         {"incremental": incremental, "full_recompute": full, "copy_floor": floor},
         [Bar("vs_full_recompute", "incremental", "full_recompute", 0.3)],
         info_ratios=[("incremental", "copy_floor"), ("copy_floor", "full_recompute")],
+        checks=[
+            agreement(
+                "same_result",
+                {"incremental": incremental_out, "full_recompute": ctx.fingerprint("bench_fkf_join", columns)},
+            )
+        ],
         per_batch=growth,
         output_rows=incremental_out[0],
-        same_result=incremental_out == ctx.fingerprint("bench_fkf_join", columns),
     )

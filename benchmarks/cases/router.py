@@ -10,7 +10,7 @@ Bar: joinery/five_filters <= 0.6.
 
 from __future__ import annotations
 
-from benchmarks.core import SCHEMA, Bar, Context, Variant
+from benchmarks.core import SCHEMA, Bar, Context, Variant, agreement
 
 NAME = "router"
 TITLE = "router: route an expensive upstream (a join) into 5 ports + read them vs 5 filters"
@@ -67,6 +67,6 @@ def run(ctx: Context) -> dict:
         {"fact_rows": rows, "dim_rows": dims, "ports": len(PORTS)},
         measurements,
         [Bar("vs_five_filters", "joinery", "five_filters", 0.6)],
+        checks=[agreement("rows_conserved", {"ports": sum(port_rows.values()), "facts": rows})],
         port_rows=port_rows,
-        rows_conserved=sum(port_rows.values()) == rows,
     )
