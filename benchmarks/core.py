@@ -178,10 +178,13 @@ class Context:
         bars: list[Bar],
         info_ratios: list[tuple[str, str]] = (),
         checks: list[dict[str, Any]] = (),
+        repeats: int | None = None,
         **extra: Any,
     ) -> dict[str, Any]:
         """The case's JSON line. `info_ratios`: more (numerator, denominator) ratios to report, without a
-        bar. `checks`: each {"name", "pass", ...}; the case passes only if every bar and check does."""
+        bar. `checks`: each {"name", "pass", ...}; the case passes only if every bar and check does.
+        `repeats`: the rounds, when a round gives a variant more than one sample (fk_join's batches);
+        by default the samples of the first variant. `samples` counts each variant's timed samples."""
         medians = {name: round(m.median, 3) for name, m in measurements.items()}
         bar_results = []
         ratios = {}
@@ -197,7 +200,8 @@ class Context:
         return {
             "case": case,
             "sizes": sizes,
-            "repeats": len(next(iter(measurements.values())).seconds) if measurements else 0,
+            "repeats": repeats or (len(next(iter(measurements.values())).seconds) if measurements else 0),
+            "samples": {name: len(m.seconds) for name, m in measurements.items()},
             "median_seconds": medians,
             "seconds": {name: [round(s, 3) for s in m.seconds] for name, m in measurements.items()},
             "ratios": ratios,
