@@ -142,10 +142,12 @@ class Context:
 
     # --- timing ------------------------------------------------------------------------------
     def measure(self, variants: list[Variant], repeats: int | None = None) -> dict[str, Measurement]:
-        """Run the variants alternately (A B C A B C ...), `repeats` rounds; plan facts from the last round.
+        """Run the variants alternately, `repeats` rounds; plan facts from the last round. Round r starts
+        at variant r mod n (A B C, B C A, C A B, ...), so that no variant always runs first, or always
+        right after the same other one (whose caches, garbage or files it would inherit).
 
-        At full size one untimed warm-up round comes first: the first run of a code path pays the
-        JVM's compilation and Spark's codegen, which would otherwise land on whichever variant runs
+        At full size one untimed warm-up round (A B C) comes first: the first run of a code path pays
+        the JVM's compilation and Spark's codegen, which would otherwise land on whichever variant runs
         first (seen: 11 s, then 8 s, then 5 s for the same statement)."""
         rounds = repeats or self.repeats
         results = {variant.name: Measurement(variant.name) for variant in variants}
@@ -157,7 +159,8 @@ class Context:
                 variant.run()
                 log(f"  {variant.name}: {time.perf_counter() - started:.2f}s (warm-up, not counted)")
         for round_index in range(rounds):
-            for variant in variants:
+            first = round_index % len(variants)
+            for variant in variants[first:] + variants[:first]:
                 if variant.prepare:
                     variant.prepare()
                 mark = self.recorder.mark()
