@@ -30,6 +30,7 @@ TINY_ROWS = 20_000
 PARTITIONS = 100
 MODEL = "bench_compaction_incremental"
 PLAIN_MODEL = "bench_compaction_plain"
+EPOCH = 1_600_000_000  # the snapshot's first ts (2020-09-13), in seconds
 
 
 def snapshot_sql(rows: int, partitions: int) -> str:
@@ -39,13 +40,14 @@ def snapshot_sql(rows: int, partitions: int) -> str:
             cast(id % {partitions} as int) as part,
             concat('name_', cast(pmod(xxhash64(id, 1), 1000000) as string)) as name,
             cast(pmod(xxhash64(id, 2), 10000000) as decimal(12, 2)) / 100 as amount,
-            timestamp_seconds(1600000000 + id) as ts
+            timestamp_seconds({EPOCH} + id) as ts
         from range({rows})
     """
 
 
 def delta_sql(rows: int, partitions: int, batch: int, batch_rows: int) -> str:
-    """Batch `batch`: all rows in one partition; half update existing keys of it, half are new keys."""
+    """Batch `batch` (1, 2, ...): all rows in one partition; half update existing keys of it, half are
+    new keys. Its ts follow the snapshot's and batch-1's, one second apart, at any size."""
     part = (batch * 37) % partitions
     keys_per_partition = rows // partitions
     return f"""
@@ -57,7 +59,7 @@ def delta_sql(rows: int, partitions: int, batch: int, batch_rows: int) -> str:
             {part} as part,
             concat('name_b{batch}_', cast(r as string)) as name,
             cast(pmod(xxhash64(r, {batch}, 3), 10000000) as decimal(12, 2)) / 100 as amount,
-            timestamp_seconds(1700000000 + {batch} * 10000000 + r) as ts,
+            timestamp_seconds({EPOCH + rows + (batch - 1) * batch_rows} + r) as ts,
             {batch} as loaded_at
         from (select id as r from range({batch_rows}))
     """
