@@ -78,6 +78,8 @@ def agreement(name: str, outputs: dict[str, Any]) -> dict[str, Any]:
 
 def _jsonable(output: Any) -> Any:
     # Fingerprints are (rows, hash sum) tuples; JSON has lists.
+    if isinstance(output, dict):
+        return {key: _jsonable(value) for key, value in output.items()}
     return list(output) if isinstance(output, tuple) else output
 
 
