@@ -200,7 +200,13 @@ class Context:
             ratio = measurements[bar.numerator].median / measurements[bar.denominator].median
             ratios[f"{bar.numerator}/{bar.denominator}"] = round(ratio, 3)
             bar_results.append(
-                {"name": bar.name, "ratio": round(ratio, 3), "limit": bar.limit, "pass": ratio <= bar.limit}
+                {
+                    "name": bar.name,
+                    "ratio_name": f"{bar.numerator}/{bar.denominator}",
+                    "ratio": round(ratio, 3),
+                    "limit": bar.limit,
+                    "pass": ratio <= bar.limit,
+                }
             )
         return {
             "case": case,
