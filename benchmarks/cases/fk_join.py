@@ -99,7 +99,7 @@ def copy_floor(ctx: Context) -> None:
         ctx.ctas(f"{table}_copy", f"select * from {SCHEMA}.{table}")
 
 
-def timed(ctx: Context, measurement: Measurement | None, step, keep_facts: bool) -> float:
+def timed(ctx: Context, measurement: Measurement | None, step: Callable[[], Any], keep_facts: bool) -> float:
     """Run `step`; with a measurement (None: warm-up) append its seconds, and its plan facts if asked."""
     mark = ctx.recorder.mark()
     started = time.perf_counter()
