@@ -19,6 +19,7 @@ from benchmarks.cases import CASES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RESULTS_PATH = Path(__file__).resolve().parent / "RESULTS.md"
+MIN_ALL_REPEATS = 3  # the benchmarks issue: a median of at least 3 alternating repetitions
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -37,7 +38,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         type=int,
         default=None,
         help="alternating repetitions per variant (median); default: the case's own, 5 for the cases of a few"
-        " seconds a repetition, 3 for the dbt-run cases (see --list)",
+        f" seconds a repetition, 3 for the dbt-run cases (see --list). --all needs at least {MIN_ALL_REPEATS} (the"
+        " benchmarks issue's minimum; --rows tiny excepted, the smoke test's timings mean nothing); a run of"
+        " named cases may use fewer, e.g. 1 to try a change",
     )
     parser.add_argument("--no-write", action="store_true", help="with --all: do not write RESULTS.md")
     parser.add_argument("--note", action="append", default=[], help="a line for RESULTS.md's notes")
@@ -59,6 +62,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="warehouse, metastore, dbt artifacts and logs of the run (default .spark/bench)",
     )
     args = parser.parse_args(argv)
+    if args.all and args.repeats is not None and args.repeats < MIN_ALL_REPEATS and args.rows != "tiny":
+        parser.error(
+            f"--all needs --repeats {MIN_ALL_REPEATS} or more (the benchmarks issue's minimum); "
+            f"got {args.repeats}. Fewer repetitions: name the cases instead of --all"
+        )
     if args.list or args.all or args.report:
         return args
     if not args.cases:

@@ -64,6 +64,25 @@ class Measurement:
         return statistics.median(self.seconds)
 
 
+def agreement(name: str, outputs: dict[str, Any]) -> dict[str, Any]:
+    """The check that the variants which must produce the same output did (fingerprints, counts per
+    variant name): a case whose result is wrong is not met, however fast it ran."""
+    values = list(outputs.values())
+    return {
+        "name": name,
+        "kind": "agreement",
+        "value": {variant: _jsonable(output) for variant, output in outputs.items()},
+        "pass": all(value == values[0] for value in values[1:]),
+    }
+
+
+def _jsonable(output: Any) -> Any:
+    # Fingerprints are (rows, hash sum) tuples; JSON has lists.
+    if isinstance(output, dict):
+        return {key: _jsonable(value) for key, value in output.items()}
+    return list(output) if isinstance(output, tuple) else output
+
+
 @dataclass
 class Bar:
     """A target: median(numerator) / median(denominator) <= limit."""
@@ -110,9 +129,13 @@ class Context:
 
     def fingerprint(self, table: str, columns: list[str]) -> tuple[int, int]:
         """Row count and an order-independent hash sum over `columns`: equal outputs, equal fingerprints."""
+        return self.fingerprint_of(f"{SCHEMA}.{table}", columns)
+
+    def fingerprint_of(self, source: str, columns: list[str]) -> tuple[int, int]:
+        """`fingerprint` of a table name or a parenthesized SELECT; `columns` may be expressions."""
         column_list = ", ".join(columns)
         row = self.spark.sql(
-            f"select count(*), coalesce(sum(cast(xxhash64({column_list}) as decimal(38, 0))), 0) from {SCHEMA}.{table}"
+            f"select count(*), coalesce(sum(cast(xxhash64({column_list}) as decimal(38, 0))), 0) from {source}"
         ).collect()[0]
         return int(row[0]), int(row[1])
 
@@ -121,10 +144,12 @@ class Context:
 
     # --- timing ------------------------------------------------------------------------------
     def measure(self, variants: list[Variant], repeats: int | None = None) -> dict[str, Measurement]:
-        """Run the variants alternately (A B C A B C ...), `repeats` rounds; plan facts from the last round.
+        """Run the variants alternately, `repeats` rounds; plan facts from the last round. Round r starts
+        at variant r mod n (A B C, B C A, C A B, ...), so that no variant always runs first, or always
+        right after the same other one (whose caches, garbage or files it would inherit).
 
-        At full size one untimed warm-up round comes first: the first run of a code path pays the
-        JVM's compilation and Spark's codegen, which would otherwise land on whichever variant runs
+        At full size one untimed warm-up round (A B C) comes first: the first run of a code path pays
+        the JVM's compilation and Spark's codegen, which would otherwise land on whichever variant runs
         first (seen: 11 s, then 8 s, then 5 s for the same statement)."""
         rounds = repeats or self.repeats
         results = {variant.name: Measurement(variant.name) for variant in variants}
@@ -136,7 +161,8 @@ class Context:
                 variant.run()
                 log(f"  {variant.name}: {time.perf_counter() - started:.2f}s (warm-up, not counted)")
         for round_index in range(rounds):
-            for variant in variants:
+            first = round_index % len(variants)
+            for variant in variants[first:] + variants[:first]:
                 if variant.prepare:
                     variant.prepare()
                 mark = self.recorder.mark()
@@ -156,9 +182,14 @@ class Context:
         measurements: dict[str, Measurement],
         bars: list[Bar],
         info_ratios: list[tuple[str, str]] = (),
+        checks: list[dict[str, Any]] = (),
+        repeats: int | None = None,
         **extra: Any,
     ) -> dict[str, Any]:
-        """The case's JSON line. `info_ratios`: more (numerator, denominator) ratios to report, without a bar."""
+        """The case's JSON line. `info_ratios`: more (numerator, denominator) ratios to report, without a
+        bar. `checks`: each {"name", "pass", ...}; the case passes only if every bar and check does.
+        `repeats`: the rounds, when a round gives a variant more than one sample (fk_join's batches);
+        by default the samples of the first variant. `samples` counts each variant's timed samples."""
         medians = {name: round(m.median, 3) for name, m in measurements.items()}
         bar_results = []
         ratios = {}
@@ -169,17 +200,25 @@ class Context:
             ratio = measurements[bar.numerator].median / measurements[bar.denominator].median
             ratios[f"{bar.numerator}/{bar.denominator}"] = round(ratio, 3)
             bar_results.append(
-                {"name": bar.name, "ratio": round(ratio, 3), "limit": bar.limit, "pass": ratio <= bar.limit}
+                {
+                    "name": bar.name,
+                    "ratio_name": f"{bar.numerator}/{bar.denominator}",
+                    "ratio": round(ratio, 3),
+                    "limit": bar.limit,
+                    "pass": ratio <= bar.limit,
+                }
             )
         return {
             "case": case,
             "sizes": sizes,
-            "repeats": len(next(iter(measurements.values())).seconds) if measurements else 0,
+            "repeats": repeats or (len(next(iter(measurements.values())).seconds) if measurements else 0),
+            "samples": {name: len(m.seconds) for name, m in measurements.items()},
             "median_seconds": medians,
             "seconds": {name: [round(s, 3) for s in m.seconds] for name, m in measurements.items()},
             "ratios": ratios,
             "bars": bar_results,
-            "pass": all(b["pass"] for b in bar_results) and all(c["pass"] for c in extra.get("checks", [])),
+            "checks": list(checks),
+            "pass": all(b["pass"] for b in bar_results) and all(c["pass"] for c in checks),
             "plan": {name: m.facts.as_json() for name, m in measurements.items() if m.facts},
             **extra,
         }

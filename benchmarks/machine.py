@@ -30,12 +30,25 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
 def _git_commit() -> str:
+    """The checkout's commit, and whether the code measured differed from it (uncommitted changes)."""
     try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False)
-        return out.stdout.strip() or "unknown"
+        out = subprocess.run(
+            ["git", "describe", "--always", "--dirty", "--abbrev=7"],
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=REPO_ROOT,
+        )
     except OSError:
         return "unknown"
+    described = out.stdout.strip()
+    if not described:
+        return "unknown"
+    return described.replace("-dirty", " (uncommitted changes)")
 
 
 def _java_version() -> str:

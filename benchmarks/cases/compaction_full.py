@@ -13,7 +13,7 @@ wins" (joinery) and "later delta wins" (the recipe) agree.
 
 from __future__ import annotations
 
-from benchmarks.core import SCHEMA, Bar, Context, Variant
+from benchmarks.core import SCHEMA, Bar, Context, Variant, agreement
 
 NAME = "compaction_full"
 TITLE = "full compaction: snapshot + 3 deltas vs Gobblin's Hive recipe and vs a plain copy"
@@ -22,12 +22,15 @@ DEFAULT_REPEATS = 5
 TINY_ROWS = 20_000
 DELTAS = 3
 COLUMNS = ["id", "name", "amount", "ts"]
+EPOCH = 1_600_000_000  # the snapshot's first ts (2020-09-13), in seconds
 
 
 def generate(ctx: Context, snapshot_rows: int, delta_rows: int) -> None:
     """Snapshot ids 0..n-1; each delta: 50% updates of snapshot keys, 40% new keys, 10% a second,
-    newer version of one of its own updates (duplicate key). Every row has its own ts; delta k's ts
-    are later than delta k-1's and than the snapshot's."""
+    newer version of one of its own updates (duplicate key). Every row has its own ts, one second
+    apart: the snapshot's first, then delta 1's, delta 2's, ... (offsets from the sizes, so at any
+    size every delta k ts is later than every delta k-1 and snapshot ts, and "newest ts wins" and
+    "later delta wins" agree)."""
     ctx.ctas(
         "cmp_snapshot",
         f"""
@@ -35,7 +38,7 @@ def generate(ctx: Context, snapshot_rows: int, delta_rows: int) -> None:
             id,
             concat('name_', cast(pmod(xxhash64(id, 1), 1000000) as string)) as name,
             cast(pmod(xxhash64(id, 2), 10000000) as decimal(12, 2)) / 100 as amount,
-            timestamp_seconds(1600000000 + id) as ts
+            timestamp_seconds({EPOCH} + id) as ts
         from range({snapshot_rows})
         """,
     )
@@ -51,7 +54,7 @@ def generate(ctx: Context, snapshot_rows: int, delta_rows: int) -> None:
                 end as id,
                 concat('name_d{k}_', cast(r as string)) as name,
                 cast(pmod(xxhash64(r, {k}, 3), 10000000) as decimal(12, 2)) / 100 as amount,
-                timestamp_seconds(1700000000 + {k} * 10000000 + r) as ts
+                timestamp_seconds({EPOCH + snapshot_rows + (k - 1) * delta_rows} + r) as ts
             from (select id as r from range({delta_rows}))
             """,
         )
@@ -118,6 +121,6 @@ def run(ctx: Context) -> dict:
             Bar("vs_gobblin_recipe", "joinery", "gobblin_recipe", 0.25),
             Bar("vs_floor", "joinery", "floor", 1.5),
         ],
+        checks=[agreement("same_result", {"joinery": joinery_out, "gobblin_recipe": recipe_out})],
         output_rows=joinery_out[0],
-        same_result=joinery_out == recipe_out,
     )

@@ -7,7 +7,7 @@ executed plan has exactly one shuffle exchange per input (3).
 
 from __future__ import annotations
 
-from benchmarks.core import SCHEMA, Bar, Context, Variant
+from benchmarks.core import SCHEMA, Bar, Context, Variant, agreement
 
 NAME = "multi_join"
 TITLE = "3-way join on one key: multi_join vs handwritten Spark SQL, one shuffle per input"
@@ -55,7 +55,9 @@ def run(ctx: Context) -> dict:
         {"rows_per_input": rows, "inputs": INPUTS},
         measurements,
         [Bar("vs_handwritten", "joinery", "handwritten", 1.1)],
-        checks=[{"name": "one_shuffle_per_input", "value": shuffles, "expected": INPUTS, "pass": shuffles == INPUTS}],
+        checks=[
+            {"name": "one_shuffle_per_input", "value": shuffles, "expected": INPUTS, "pass": shuffles == INPUTS},
+            agreement("same_result", {"joinery": joinery_out, "handwritten": ctx.fingerprint("h_multi_join", columns)}),
+        ],
         output_rows=joinery_out[0],
-        same_result=joinery_out == ctx.fingerprint("h_multi_join", columns),
     )
