@@ -116,6 +116,9 @@ TABLES = {
     "canary": ("id int", ["(1)"]),
 }
 
+# The Thrift sessions' current database (dbt-spark issues no `use`), where an unqualified name lands.
+CANARY_DATABASE = "default"
+
 INJECTIONS = {
     "backtick": "o`rders",
     "quote": "o'rders",
@@ -556,6 +559,10 @@ def outcome(project, spark):
         spark.execute(f"create table {SCHEMA}.{name} ({columns}) using parquet")
         if rows:
             spark.execute(f"insert into {SCHEMA}.{name} values {', '.join(rows)}")
+    # An unqualified `drop table canary` would run in the session's current database, not in SCHEMA.
+    spark.execute(f"drop table if exists {CANARY_DATABASE}.canary")
+    spark.execute(f"create table {CANARY_DATABASE}.canary (id int) using parquet")
+    spark.execute(f"insert into {CANARY_DATABASE}.canary values (1)")
     return project.invoke("build", expect_success=None)
 
 
@@ -665,8 +672,27 @@ def test_a_delta_row_without_loaded_at_stops_an_incremental_compaction(outcome, 
     assert spark.rows(table, ["id", "v", "la"]) == before == [(1, "a2", 2), (2, "b", 1)]
 
 
+def without_quoted_text(sql: str) -> str:
+    """`sql` with every string literal ('...', "...") and backtick-quoted identifier blanked out: what
+    is left is what Spark parses as SQL keywords, names and operators."""
+    return QUOTED_TEXT.sub("''", sql)
+
+
+QUOTED_TEXT = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`(?:[^`]|``)*`", re.DOTALL)
+# The statements each injection would add if pasted into SQL as written.
+INJECTED_SQL = re.compile(r"drop\s+table\s+canary", re.IGNORECASE)
+
+
 def test_injected_identifiers_changed_nothing(outcome, spark):
-    assert spark.rows(f"{SCHEMA}.canary") == [(1,)]
+    # Thrift runs one statement per call, so an injected `; drop table canary` would make a statement
+    # fail rather than drop a table: look for the payload in the SQL itself, outside quoted text.
+    assert INJECTED_SQL.search(without_quoted_text("select * from orders; drop table canary; --`"))
+    assert not INJECTED_SQL.search(without_quoted_text("select `id`` is not null; drop table canary; --` from t"))
+    assert len(outcome.statements) >= len(CASES), "the build sent (almost) no SQL: nothing to check"
+    injected = [(node, sql) for node, sql in outcome.statements if INJECTED_SQL.search(without_quoted_text(sql))]
+    assert not injected, f"SQL with an injected statement outside quoted text was sent: {injected}"
+    for database in (SCHEMA, CANARY_DATABASE):
+        assert spark.rows(f"{database}.canary") == [(1,)], database
 
 
 def test_malformed_seed_row_is_an_error_naming_the_file(outcome):
