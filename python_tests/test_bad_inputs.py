@@ -80,10 +80,16 @@ TABLES = {
     "snap_nullkey": ("id int, v string, ts timestamp", [f"(1, 'a', {T1})", f"(null, 'n', {T1})"]),
     "delta_nullkey": ("id int, v string, ts timestamp", [f"(null, 'n2', {T2})"]),
     "delta_dup": ("id int, v string, ts timestamp", [f"(1, 'a1', {T2})", f"(1, 'a2', {T3})"]),
-    "delta_nullts": ("id int, v string, ts timestamp", ["(1, 'z', null)", f"(3, 'c', {T2})"]),
+    # Key 4 has only a NULL-ts version.
+    "delta_nullts": ("id int, v string, ts timestamp", ["(1, 'z', null)", f"(3, 'c', {T2})", "(4, 'd', null)"]),
     "loaded_snap": ("id int, v string, ts timestamp, la int", [f"(1, 'a', {T1}, 1)", f"(2, 'b', {T1}, 1)"]),
     "loaded_delta": ("id int, v string, ts timestamp, la int", [f"(1, 'a2', {T2}, 2)"]),
-    "loaded_delta_null": ("id int, v string, ts timestamp, la int", [f"(2, 'b2', {T2}, null)"]),
+    # Key 1: a newer ts beats the snapshot before loaded_at is compared. Key 2: the same ts as the
+    # snapshot's row, so loaded_at decides (NULL lowest) before the source position (delta over snapshot).
+    "loaded_delta_null": (
+        "id int, v string, ts timestamp, la int",
+        [f"(1, 'a2', {T2}, null)", f"(2, 'b2', {T1}, null)"],
+    ),
     "delta_equalts": ("id int, v string, ts timestamp", [f"(1, 'b1', {T1})"]),
     "delta_strid": ("id string, v string, ts timestamp", [f"('1', 'z', {T2})"]),
     "delta_nokey": ("v string, ts timestamp", [f"('z', {T2})"]),
@@ -167,7 +173,7 @@ CASES: dict[str, dict] = {
     ),
     "null_timestamp_is_oldest": dict(
         sql="joinery.compact(source('bad', 'snap'), [source('bad', 'delta_nullts')], key='id', updated_at='ts')",
-        rows=(["id", "v"], [(1, "a"), (2, "b"), (3, "c")]),
+        rows=(["id", "v"], [(1, "a"), (2, "b"), (3, "c"), (4, "d")]),
     ),
     "a_delta_row_without_loaded_at_stops_an_upserted_compaction": dict(
         config="config(materialized='joinery_upsert', unique_key='id', file_format='parquet')",
@@ -176,7 +182,7 @@ CASES: dict[str, dict] = {
     ),
     "a_delta_row_without_loaded_at_ranks_lowest_in_a_table": dict(
         sql=LOADED_COMPACT.format(delta="loaded_delta_null"),
-        rows=(["id", "v"], [(1, "a"), (2, "b2")]),
+        rows=(["id", "v"], [(1, "a2"), (2, "b")]),
     ),
     "an_upserted_compaction_with_loaded_at": dict(
         config="config(materialized='joinery_upsert', unique_key='id', file_format='parquet')",
