@@ -53,10 +53,43 @@ def exotic_row(key: int, value: int, name: str, ts: str) -> str:
     )
 
 
+def exotic_version(key: int, m: int, r: int, v: int, name: str, ts: str) -> str:
+    """A row of EXOTIC_COLUMNS with each map, variant and string value set on its own."""
+    return f"({key}, map('k', {m}), named_struct('q', {key}, 'r', map('x', {r})), parse_json('[{v}]'), '{name}', {ts})"
+
+
+# Two versions per key with the same sequence (ts), differing only in the map (1), the variant (2)
+# or the map inside the struct (3): only a comparison of their content can rank them.
+EXOTIC_TIES = [
+    exotic_version(1, 1, 1, 1, "bob", T1),
+    exotic_version(1, 2, 1, 1, "bob", T1),
+    exotic_version(2, 5, 5, 5, "ann", T1),
+    exotic_version(2, 5, 5, 6, "ann", T1),
+    exotic_version(3, 7, 7, 7, "cid", T1),
+    exotic_version(3, 7, 8, 7, "cid", T1),
+]
+# The same versions as (id, to_json(m), to_json(sm.r), to_json(v), name): EXOTIC_VALUES.
+EXOTIC_TIE_VERSIONS = {
+    1: {(1, '{"k":1}', '{"x":1}', "[1]", "bob"), (1, '{"k":2}', '{"x":1}', "[1]", "bob")},
+    2: {(2, '{"k":5}', '{"x":5}', "[5]", "ann"), (2, '{"k":5}', '{"x":5}', "[6]", "ann")},
+    3: {(3, '{"k":7}', '{"x":7}', "[7]", "cid"), (3, '{"k":7}', '{"x":8}', "[7]", "cid")},
+}
+
 # name -> (columns DDL, rows as SQL tuples)
 TABLES = {
     "exotic_snap": (EXOTIC_COLUMNS, [exotic_row(1, 1, "bob", T1), exotic_row(2, 2, "ann", T1)]),
     "exotic_delta": (EXOTIC_COLUMNS, [exotic_row(2, 99, "ann", T2)]),
+    # exotic_snap with one value of row 1 changed: its map, its variant.
+    "exotic_snap_other_map": (
+        EXOTIC_COLUMNS,
+        [exotic_version(1, 2, 1, 1, "bob", T1), exotic_row(2, 2, "ann", T1)],
+    ),
+    "exotic_snap_other_variant": (
+        EXOTIC_COLUMNS,
+        [exotic_version(1, 1, 1, 2, "bob", T1), exotic_row(2, 2, "ann", T1)],
+    ),
+    "exotic_changelog": (EXOTIC_COLUMNS, EXOTIC_TIES),
+    "exotic_changelog_reversed": (EXOTIC_COLUMNS, EXOTIC_TIES[::-1]),
     "collated_ties": ("k int, ts int, name string collate UTF8_LCASE", ["(1, 1, 'a')", "(1, 1, 'A')", "(2, 1, 'b')"]),
     "collated_ties_reversed": (
         "k int, ts int, name string collate UTF8_LCASE",
@@ -397,8 +430,8 @@ CASES: dict[str, dict] = {
         rows=(["k", "cast(name as string)"], [(1, "a"), (2, "b")]),
     ),
     "a_changelog_with_maps_and_variants": dict(
-        sql="joinery.changelog_state(source('bad', 'exotic_delta'), key='id', sequence_by='ts', deleted='false')",
-        row_count=1,
+        sql="joinery.changelog_state(source('bad', 'exotic_changelog'), key='id', sequence_by='ts', deleted='false')",
+        rows=(["id", "_joinery_tombstone"], [(1, False), (2, False), (3, False)]),
     ),
     "upsert_unique_key_of_a_map": dict(
         config="config(materialized='joinery_upsert', unique_key='m', file_format='parquet')",
@@ -459,6 +492,9 @@ HELPERS = {
     "{{ joinery.fk_join(left=ref('bi_exotic_orders_state'), right=ref('bi_exotic_customers_state'), "
     "left_key='order_id', foreign_key='customer_id', right_key='customer_id', right_columns=['attrs', 'name']) }}",
     "bi_collated_lower": "select * from {{ source('bad', 'collated_lower') }}",
+    "bi_exotic_snap_copy": "select * from {{ source('bad', 'exotic_snap') }}",
+    "bi_changelog_of_maps_and_variants_reversed": "{{ joinery.changelog_state(source('bad', "
+    "'exotic_changelog_reversed'), key='id', sequence_by='ts', deleted='false') }}",
     "bi_ephemeral_orders": "{{ config(materialized='ephemeral') }}\nselect * from {{ source('bad', 'orders') }}",
     # Built, but first unit-tested (dbt build runs a model's unit tests before it).
     "bi_unit_tested_join": "{{ joinery.multi_join({'orders': source('bad', 'orders'), "
@@ -494,6 +530,20 @@ models:
           name: bi_equal_rows_of_equal_maps_and_variants
           arguments:
             expected: ref('bi_maps_variants_and_collated_strings_are_compacted')
+  - name: bi_exotic_snap_copy
+    data_tests:
+      - joinery.equal_rows:
+          name: bi_equal_rows_of_the_same_maps_and_variants
+          arguments:
+            expected: source('bad', 'exotic_snap')
+      - joinery.equal_rows:
+          name: bi_equal_rows_tells_one_map_value_from_another
+          arguments:
+            expected: source('bad', 'exotic_snap_other_map')
+      - joinery.equal_rows:
+          name: bi_equal_rows_tells_one_variant_value_from_another
+          arguments:
+            expected: source('bad', 'exotic_snap_other_variant')
   - name: bi_collated_lower
     data_tests:
       - joinery.equal_rows:
@@ -636,23 +686,42 @@ def test_generic_tests_compare_maps_variants_and_collated_strings_exactly(outcom
         return found
 
     assert status("test.bad_inputs.bi_equal_rows_of_equal_maps_and_variants.") == "pass"
+    # The same rows but for one map (one variant) value of one row.
+    assert status("test.bad_inputs.bi_equal_rows_of_the_same_maps_and_variants.") == "pass"
+    assert status("test.bad_inputs.bi_equal_rows_tells_one_map_value_from_another.") == "fail"
+    assert status("test.bad_inputs.bi_equal_rows_tells_one_variant_value_from_another.") == "fail"
     assert status("test.bad_inputs.bi_equal_rows_tells_a_from_upper_case_a.") == "fail"
     assert status("test.bad_inputs.joinery_ports_partition_input_bi_router_of_maps_and_variants") == "pass"
 
 
+def test_changelog_versions_tying_on_sequence_by_resolve_by_maps_and_variants(outcome, spark):
+    # Ties on sequence_by (no loaded_at, no deletes) resolve by the rows' content, so the winner is one
+    # whole version of each key, the same whatever order the versions arrived in.
+    table = f"{SCHEMA}.bi_a_changelog_with_maps_and_variants"
+    winners = spark.rows(table, EXOTIC_VALUES)
+    assert [row[0] for row in winners] == [1, 2, 3], winners
+    for row in winners:
+        assert row in EXOTIC_TIE_VERSIONS[row[0]], row
+    assert spark.rows(f"{SCHEMA}.bi_changelog_of_maps_and_variants_reversed", EXOTIC_VALUES) == winners
+
+
 def test_an_incremental_compaction_of_maps_variants_and_collated_strings_equals_a_full_one(outcome, project, spark):
-    # A case-only change ('ann' -> 'ANN') under UTF8_LCASE, and a changed map, variant and struct of a map.
     incremental = f"{SCHEMA}.bi_maps_variants_and_collated_strings_are_compacted"
     full = f"{SCHEMA}.bi_maps_variants_and_collated_strings_compacted_in_full"
-    spark.execute(
-        f"insert into {SCHEMA}.exotic_delta values {exotic_row(2, 7, 'ANN', T3)}, {exotic_row(1, 1, 'BOB', T3)}"
-    )
-    project.invoke(
-        "run",
-        "--select",
+    models = [
         "bi_maps_variants_and_collated_strings_are_compacted",
         "bi_maps_variants_and_collated_strings_compacted_in_full",
-    )
+    ]
+    # A newer version with a changed map, variant, struct of a map, and name.
+    spark.execute(f"insert into {SCHEMA}.exotic_delta values {exotic_row(2, 7, 'ANN', T3)}")
+    project.invoke("run", "--select", *models)
+    expected = [(1, '{"k":1}', '{"x":1}', "[1]", "bob"), (2, '{"k":7}', '{"x":7}', "[7]", "ANN")]
+    assert spark.rows(full, EXOTIC_VALUES) == expected
+    assert spark.rows(incremental, EXOTIC_VALUES) == expected
+    # A case-only change ('bob' -> 'BOB' under UTF8_LCASE) and nothing else: the snapshot's row of key 1
+    # again, with the same ts, in a delta, which wins the tie (the later source).
+    spark.execute(f"insert into {SCHEMA}.exotic_delta values {exotic_row(1, 1, 'BOB', T1)}")
+    project.invoke("run", "--select", *models)
     expected = [(1, '{"k":1}', '{"x":1}', "[1]", "BOB"), (2, '{"k":7}', '{"x":7}', "[7]", "ANN")]
     assert spark.rows(full, EXOTIC_VALUES) == expected
     assert spark.rows(incremental, EXOTIC_VALUES) == expected
@@ -662,9 +731,14 @@ def test_an_incremental_fk_join_sees_a_changed_map_and_a_case_only_change(outcom
     table = f"{SCHEMA}.bi_exotic_fk_join"
     columns = ["order_id", "to_json(attrs)", "cast(name as string)"]
     assert spark.rows(table, columns) == [(10, '{"tier":"gold"}', "ann")]
+    models = ["bi_exotic_customers_state", "bi_exotic_orders_state", "bi_exotic_fk_join"]
     spark.execute(f"insert into {SCHEMA}.exotic_customers_cl values (1, map('tier', 'platinum'), 'ANN', 2)")
-    project.invoke("run", "--select", "bi_exotic_customers_state", "bi_exotic_orders_state", "bi_exotic_fk_join")
+    project.invoke("run", "--select", *models)
     assert spark.rows(table, columns) == [(10, '{"tier":"platinum"}', "ANN")]
+    # Only the case of the joined name changes.
+    spark.execute(f"insert into {SCHEMA}.exotic_customers_cl values (1, map('tier', 'platinum'), 'Ann', 3)")
+    project.invoke("run", "--select", *models)
+    assert spark.rows(table, columns) == [(10, '{"tier":"platinum"}', "Ann")]
 
 
 def test_a_delta_row_without_loaded_at_stops_an_incremental_compaction(outcome, project, spark):
