@@ -184,6 +184,9 @@ NESTED_COLUMNS = [
     "v",
 ]
 
+# Every column of `weird`, quoted.
+WEIRD_COLUMNS = ["`we;ird`", "`sp ace`", "`dot.ted`", "`back``tick`", '`quo"te`']
+
 # compact with loaded_at over loaded_snap and one delta (`delta`).
 LOADED_COMPACT = (
     "joinery.compact(source('bad', 'loaded_snap'), [source('bad', '{delta}')], key='id', "
@@ -379,7 +382,7 @@ CASES: dict[str, dict] = {
     "column_names_with_special_characters_are_quoted": dict(
         sql="joinery.dedup_latest(source('bad', 'weird'), key='sp ace', order_by='`we;ird`')",
         rows=(
-            ["`we;ird`", "`sp ace`", "`dot.ted`", "`back``tick`", '`quo"te`'],
+            WEIRD_COLUMNS,
             [(2, "k", "d1", "b1", "q1"), (5, "m", "d2", "b2", "q2")],
         ),
     ),
@@ -401,6 +404,10 @@ CASES: dict[str, dict] = {
     ),
     "special_column_names_survive_a_union": dict(
         sql="joinery.union_padded([source('bad', 'weird'), source('bad', 'weird')])",
+        rows=(
+            WEIRD_COLUMNS,
+            [(2, "k", "d1", "b1", "q1"), (1, "k", "d0", "b0", "q0"), (5, "m", "d2", "b2", "q2")] * 2,
+        ),
         row_count=6,
     ),
     # --- nested types ---
