@@ -55,6 +55,23 @@ def csv_rows(seed: str) -> list[dict]:
         return [{k: normalize(v) for k, v in row.items()} for row in csv.DictReader(handle)]
 
 
+def csv_header(seed: str) -> list[str]:
+    with (SEEDS / f"{seed}.csv").open() as handle:
+        return next(csv.reader(handle))
+
+
+def expected_columns(model: str, data: dict[str, list[dict]]) -> list[str]:
+    """The columns a compaction of the model's inputs has: every column of the snapshot, then each
+    column a delta adds (schema drift: older rows are padded, `removed='keep'` keeps the rest), in
+    the order the inputs have them (partition columns are the inputs' last ones)."""
+    snapshot, deltas, _key, _arguments = MODELS[model]
+    columns: list[str] = []
+    for rows in [data[snapshot], *(data[d] for d in deltas)]:
+        for row in rows:
+            columns += [column for column in row if column not in columns]
+    return columns
+
+
 def table_rows(spark, table: str) -> tuple[list[str], list[dict]]:
     columns = spark.columns(f"{SCHEMA}.{table}")
     rows = spark.query(f"select * from {SCHEMA}.{table}")
@@ -71,6 +88,9 @@ def expected_rows(model: str, data: dict[str, list[dict]], columns: list[str]) -
 def assert_matches_reference(spark, data):
     for model in MODELS:
         columns, actual = table_rows(spark, model)
+        # The reference is computed over the table's columns: a column missing from the table (or one
+        # too many) must fail here.
+        assert columns == expected_columns(model, data), model
         expected = expected_rows(model, data, columns)
         assert sorted_rows(actual, columns) == sorted_rows(expected, columns), model
 
@@ -137,6 +157,7 @@ def test_first_run_is_the_full_compaction(built, spark):
         ("compaction_rebase_incremental", "expected/compaction_rebase_expected"),
     ]:
         columns, actual = table_rows(spark, model)
+        assert columns == csv_header(expected), model
         assert sorted_rows(actual, columns) == sorted_rows(csv_rows(expected), columns)
     # A full build cannot know the newest loaded_at before it runs; its commit stores the newest one
     # it wrote, so the next run reads no partition of the table to find its watermark.
@@ -180,6 +201,7 @@ def test_avro_table_is_avro_and_reads_back(built, spark):
     assert "org.apache.hadoop.hive.serde2.avro.AvroSerDe" in description
     assert "AvroContainerInputFormat" in description
     columns, actual = table_rows(spark, "compaction_simple_avro")
+    assert columns == csv_header("expected/compaction_simple_expected")
     assert sorted_rows(actual, columns) == sorted_rows(csv_rows("expected/compaction_simple_expected"), columns)
 
 

@@ -322,9 +322,11 @@ def crash_history(tmp_path_factory):
 
 def test_kills_happened_at_random_moments(crash_history):
     kills = crash_history["kills"]
-    assert len(kills) >= 10 or len(kills) == TRIALS
-    # Most trials must really have been killed (SIGKILL exit), not have finished before the kill.
-    assert sum(kill["exit"] == -signal.SIGKILL for kill in kills) >= len(kills) // 2, kills
+    # Most trials, and at least one, must really have been killed (SIGKILL exit), not have finished
+    # before the kill.
+    assert sum(kill["exit"] == -signal.SIGKILL for kill in kills) >= max(1, len(kills) // 2), kills
+    # A trial that was not killed finished its run: it exited by itself, successfully.
+    assert all(kill["exit"] in (0, -signal.SIGKILL) for kill in kills), kills
 
 
 def test_reader_sees_old_or_new_version_after_every_kill(crash_history):
