@@ -7,10 +7,4 @@
     file_format='parquet'
 ) }}
 
-{{ joinery.compact(
-    snapshot=source('bench', 'ci_snapshot'),
-    deltas=[source('bench', 'ci_delta')],
-    key='id',
-    updated_at='ts',
-    loaded_at='loaded_at'
-) }}
+{{ bench_partitioned_compaction() }}

@@ -3,10 +3,4 @@
 -- without joinery_upsert's bookkeeping (staging, checks, journal, per-partition commit).
 {{ config(materialized='table', partition_by=['part'], file_format='parquet') }}
 
-{{ joinery.compact(
-    snapshot=source('bench', 'ci_snapshot'),
-    deltas=[source('bench', 'ci_delta')],
-    key='id',
-    updated_at='ts',
-    loaded_at='loaded_at'
-) }}
+{{ bench_partitioned_compaction() }}

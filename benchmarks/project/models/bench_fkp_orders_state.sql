@@ -1,10 +1,4 @@
 -- Case fk_join (plain baseline: dbt-spark's own `table`, rebuilt from the whole history): the orders KTable.
 {{ config(materialized='table', file_format='parquet') }}
 
-{{ joinery.changelog_state(
-    source('bench', 'fk_orders_log'),
-    key='order_id',
-    sequence_by='seq',
-    deleted="op = 'd'",
-    loaded_at='batch_id'
-) }}
+{{ bench_changelog_state('fk_orders_log', key='order_id') }}
