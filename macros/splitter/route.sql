@@ -98,11 +98,17 @@
         not Hive's name for the NULL partition: Spark reads a partition of that name back as NULL,
         and port() would find none of its rows. -#}
     {% do joinery.validate_identifier(name, argument, macro_name) %}
-    {% if name | lower == '__hive_default_partition__' %}
+    {% if joinery.is_hive_null_partition_name(name) %}
         {{ joinery.raise_argument_error(macro_name, argument, name,
             'expected another port name: Spark reads a partition of that name back as NULL') }}
     {% endif %}
     {{ return(name) }}
+{% endmacro %}
+
+
+{% macro is_hive_null_partition_name(name) %}
+    {#- Hive's name for the NULL partition (case-insensitive, as port names are compared). -#}
+    {{ return(name | lower == '__hive_default_partition__') }}
 {% endmacro %}
 
 

@@ -95,7 +95,7 @@
                 ~ 'not starting with a digit), and each alternative becomes a port name; rename that field of '
                 ~ 'the struct in a model before this one') }}
         {% endif %}
-        {% if row[0] | lower == '__hive_default_partition__' %}
+        {% if joinery.is_hive_null_partition_name(row[0]) %}
             {{ joinery.raise_argument_error(macro_name, 'column', union_column,
                 'its alternative ' ~ row[0] ~ " is Hive's name for the NULL partition, and each alternative "
                 ~ 'becomes a port name (a partition Spark would read back as NULL); rename that field of the '
