@@ -261,13 +261,15 @@ def test_argument_errors_and_delta_merge(dbt, spark, tmp_path):
 
 def test_a_commit_journal_longer_than_a_table_property_is_stored_in_parts(dbt, spark):
     # Every commit of this model rewrites 30 partitions (15 values of `part`, 240 characters long,
-    # times 2 of `shelf`). By the third run the journal (30 new locations, 30 superseded ones, 30 to
+    # times 2 of `shelf`). By the fourth run the journal (30 new locations, 30 superseded ones, 30 to
     # delete) is about 40,000 characters: more than the 32,672 the metastore's property column holds.
+    # The second run is a full refresh, which supersedes the first one's version directory whole (the
+    # third run deletes it); the third and fourth are incremental, superseding partition by partition.
     table = f"{SCHEMA}.upsert_long_journal"
     select = ["--select", "path:models/examples/upsert/long_journal"]
     work_tables = [f"{table}__joinery_stage", f"{table}__joinery_janitor"]
     statements = {}
-    for version, full_refresh in [(1, False), (2, True), (3, True), (4, False)]:
+    for version, full_refresh in [(1, False), (2, True), (3, False), (4, False)]:
         flags = ["--full-refresh"] if full_refresh else []
         if version == 4:
             # Work tables a killed run left: the run drops them before it needs them.
@@ -612,3 +614,33 @@ def test_a_hive_tables_file_format_option_changes_only_with_a_full_refresh(dbt, 
     run("4", "parquet")  # the same fileFormat, spelled in another case: an incremental run
     spark.execute(f"refresh table {table}")
     assert spark.query(f"select id, n from {table} order by id") == [(1, 7), (3, 8)]
+
+
+def test_a_full_refresh_supersedes_whole_version_directories_without_a_describe_per_partition(history, dbt, spark):
+    # Runs last in the module: it rebuilds the partitioned example tables. After the history, their
+    # partitions lie in more than one version directory (US was last written by batch 1). A full
+    # refresh supersedes every partition, so it records those directories whole, read from the
+    # files' paths in its check: no describe per partition. The commit after it deletes them.
+    def version_dir_of(location: str) -> Path:
+        return Path(urlparse(location).path).parent
+
+    before = {model: state(spark)[model] for model in PARTITIONED}
+    for model in PARTITIONED:
+        assert len({version_dir_of(location) for location in before[model]["partitions"].values()}) > 1, before[model]
+    refreshed = dbt.invoke("run", "--select", *PARTITIONED, "--full-refresh", schema=SCHEMA, vars=MODULE_VARS)
+    described = [sql for _, sql in refreshed.statements if "describe table extended" in sql and " partition (" in sql]
+    # One for the stage (the check of a derived location), none for the table's partitions.
+    assert len(described) == len(PARTITIONED), described
+    after_refresh = state(spark)
+    dbt.invoke("run", "--select", *PARTITIONED, schema=SCHEMA, vars={**MODULE_VARS, "upsert_replay_after_batch": 1})
+    final = state(spark)
+    for model in PARTITIONED:
+        assert after_refresh[model]["rows"] == final[model]["rows"] == reference(2), model
+        current = {version_dir_of(location) for location in final[model]["partitions"].values()}
+        previous = {version_dir_of(location) for location in after_refresh[model]["partitions"].values()}
+        superseded = {version_dir_of(location) for location in before[model]["partitions"].values()}
+        assert len(previous) == 1 and not previous & superseded, (previous, superseded)
+        # The replay rewrote the touched partitions; the others stay in the full refresh's directory.
+        assert previous < current, (previous, current)
+        root = next(iter(previous)).parent
+        assert sorted(path for path in root.iterdir() if path.name.startswith("v_")) == sorted(current)
