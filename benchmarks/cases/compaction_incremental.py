@@ -10,7 +10,7 @@ The model bench_compaction_incremental (`joinery.compact` with `loaded_at`, mate
 - no_new_data: `dbt run` with nothing new: dbt's fixed cost (parse, metadata), shown for scale;
 - plain_table_rebuild: `dbt run` of bench_compaction_plain, the same `compact` SELECT materialized
   by dbt-spark's own `table` (also partitioned by `part`): the rebuild without joinery_upsert's
-  bookkeeping (staging, checks, journal, a metastore call per partition; 446 Spark executions for a
+  bookkeeping (staging, checks, journal, a metastore call per partition; 246 Spark executions for a
   100-partition rebuild), so `incremental/plain_table_rebuild` (no bar) shows what the incremental
   run saves against what a plain dbt user would run.
 Bar: incremental/full_rebuild <= 0.15 (the issue defines it against joinery's own full rebuild).
