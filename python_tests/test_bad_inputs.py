@@ -278,7 +278,8 @@ CASES: dict[str, dict] = {
     "empty_input_to_a_join": dict(
         sql="joinery.multi_join({'orders': source('bad', 'orders'), 'nothing': source('bad', 'snap_empty')}, "
         "keys={'orders': ['order_id'], 'nothing': ['id']}, join_type='left', drop=['nothing.v'])",
-        rows=(["order_id", "amount"], [(10, 5), (11, 1)]),
+        # Every order kept; the empty input's one non-key column left (`ts`) is NULL in each.
+        rows=(["order_id", "customer_id", "amount", "v", "ts"], [(10, 1, 5, "o", None), (11, 2, 1, "p", None)]),
     ),
     # --- changelogs and foreign keys ---
     "changelog_with_an_unknown_operation": dict(
