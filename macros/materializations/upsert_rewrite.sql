@@ -150,8 +150,8 @@
         partitions an unpartitioned table, or the reverse, supersedes the other layout's files. -#}
     {% if managed and plan.target_partition_columns and full_build %}
         {#- A full build supersedes every partition, so whole version directories: no metastore
-            call per partition to find each one's location (0.1 s each: 10 s of a 100-partition
-            rebuild), and their deletion by the next commit goes in bulk. -#}
+            call per partition to find each one's location (4-6 s for the 100 of the incremental
+            compaction benchmark), and their deletion by the next commit goes in bulk. -#}
         {% for name in facts.existing_versions if root ~ '/' ~ name != version_dir %}
             {% do journal['keep'].append(root ~ '/' ~ name) %}
         {% endfor %}
@@ -414,9 +414,8 @@
     {#- The written version's row count and partitions, with the table's figures of the plan
         (`target_facts`) in the same statement: the rows the version must hold, the table's
         partitions it replaces (and on a full build the version directories holding them), and the
-        run's summary. One statement instead of one before the write
-        and one after it: the two parts run side by side, and a Thrift server or cluster sees one
-        round trip fewer. It names the cached changes once: naming them twice in one statement makes
+        run's summary. One statement instead of one before the write and one after it: the two
+        parts run side by side, and a Thrift server or cluster sees one round trip fewer. It names the cached changes once: naming them twice in one statement makes
         Spark compute them again when their query uses a CTE twice (compact's, fk_join's). -#}
     {% set written_sql = joinery.upsert_rows_and_partitions_sql('select * from ' ~ stage_sql, stage_partitions) %}
     {% if plan.target_facts %}
