@@ -157,23 +157,28 @@ class Context:
             for variant in variants:
                 if variant.prepare:
                     variant.prepare()
-                started = time.perf_counter()
-                variant.run()
-                log(f"  {variant.name}: {time.perf_counter() - started:.2f}s (warm-up, not counted)")
+                log(f"  {variant.name}: {self.timed(variant.run):.2f}s (warm-up, not counted)")
         for round_index in range(rounds):
             first = round_index % len(variants)
             for variant in variants[first:] + variants[:first]:
                 if variant.prepare:
                     variant.prepare()
-                mark = self.recorder.mark()
-                started = time.perf_counter()
-                variant.run()
-                elapsed = time.perf_counter() - started
-                results[variant.name].seconds.append(elapsed)
+                elapsed = self.timed(variant.run, results[variant.name], keep_facts=round_index == rounds - 1)
                 log(f"  {variant.name}: {elapsed:.2f}s (round {round_index + 1}/{rounds})")
-                if round_index == rounds - 1:
-                    results[variant.name].facts = self.recorder.facts_since(mark)
         return results
+
+    def timed(self, step: Callable[[], Any], measurement: Measurement | None = None, keep_facts: bool = False) -> float:
+        """Run `step` and return its seconds; with a measurement (none: a warm-up) append them, and the
+        step's plan facts if `keep_facts`."""
+        mark = self.recorder.mark()
+        started = time.perf_counter()
+        step()
+        seconds = time.perf_counter() - started
+        if measurement is not None:
+            measurement.seconds.append(seconds)
+            if keep_facts:
+                measurement.facts = self.recorder.facts_since(mark)
+        return seconds
 
     def result(
         self,

@@ -31,11 +31,6 @@ EMPTY_FIRST_OTHERS = [
 ]
 
 
-# joinery_upsert models whose inputs hold no rows after a full build (none: every one must be
-# compared on rows it holds).
-KNOWN_EMPTY: list[str] = []
-
-
 def checksum(spark, table: str) -> tuple[int, int]:
     """(rows, sum of xxhash64 over each whole row). to_json also covers map columns, which Spark
     cannot hash; the sum is taken as a decimal so that ANSI mode cannot overflow it."""
@@ -63,7 +58,7 @@ def test_runs_without_new_data_leave_every_incremental_model_unchanged(dbt, spar
     first = {model: checksum(spark, f"{SCHEMA}.{model}") for model in upsert_models}
     # An empty table would compare equal to itself whatever a run did to it.
     empty = sorted(model for model, (rows, _) in first.items() if rows == 0)
-    assert empty == KNOWN_EMPTY, f"incremental models built empty: nothing to compare: {empty}"
+    assert not empty, f"incremental models built empty: nothing to compare: {empty}"
     for run in range(1, RERUNS + 1):
         result = dbt.invoke("run", "--select", UPSERT, "--threads", "4", schema=SCHEMA)
         ran = {name.split(".")[-1] for name in result.nodes}

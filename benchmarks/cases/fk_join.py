@@ -25,7 +25,6 @@ last batch the three joined tables must be equal.
 from __future__ import annotations
 
 import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -99,19 +98,6 @@ def copy_floor(ctx: Context) -> None:
         ctx.ctas(f"{table}_copy", f"select * from {SCHEMA}.{table}")
 
 
-def timed(ctx: Context, measurement: Measurement | None, step: Callable[[], Any], keep_facts: bool) -> float:
-    """Run `step`; with a measurement (None: warm-up) append its seconds, and its plan facts if asked."""
-    mark = ctx.recorder.mark()
-    started = time.perf_counter()
-    step()
-    seconds = time.perf_counter() - started
-    if measurement is not None:
-        measurement.seconds.append(seconds)
-        if keep_facts:
-            measurement.facts = ctx.recorder.facts_since(mark)
-    return seconds
-
-
 def batch_steps(ctx: Context, last_batch: bool) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
     """A batch's timed steps, each a list of (variant, what is timed). The copy floor copies the
     incremental tables, so it runs right after the incremental run, in the same step."""
@@ -139,7 +125,7 @@ def play_round(ctx: Context, measurements: dict[str, Measurement] | None, batche
         for name in names[first:] + names[:first]:
             for variant, step in steps[name]:
                 measurement = measurements[variant] if measurements is not None else None
-                seconds = timed(ctx, measurement, step, keep)
+                seconds = ctx.timed(step, measurement, keep_facts=keep)
                 log(f"  batch {batch} {variant}: {seconds:.2f}s ({label})")
 
 
