@@ -8,6 +8,8 @@ Fixtures:
 - `dbt`: a `harness.dbt.DbtProject` on the `thrift` target of that server (schema `joinery`;
   pass `schema=` to `dbt.invoke` for an isolated one).
 - `spark`: a `harness.sql.SparkSql` connection to read rows back and land new source batches.
+- `minimal_project`: a dbt project of one model on joinery's profiles, without the joinery package,
+  for tests of the harness and the profiles themselves.
 
 `make test` runs the modules on four pytest-xdist workers (`-n 4 --dist loadfile`): each worker has
 its own Thrift server, warehouse and dbt target folder, and takes whole modules, slowest first.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import os
 import signal
+from pathlib import Path
 
 import pytest
 
@@ -86,6 +89,21 @@ def dbt(thrift_server, tmp_path_factory, worker_id) -> DbtProject:
             "DBT_LOG_PATH": log_path,
         },
     )
+
+
+@pytest.fixture
+def minimal_project(tmp_path) -> Path:
+    """A project of one model on joinery's profiles (profile `joinery_integration_tests`): what a
+    test of the harness or of a target needs, where parsing joinery itself took 13 s a parse on
+    2 cores (longer under the suite's load), and installing it with `dbt deps` into integration_tests/
+    raced with test_packaging's own `dbt deps` there when both modules ran at once."""
+    project = tmp_path / "minimal_project"
+    (project / "models").mkdir(parents=True)
+    (project / "models" / "one.sql").write_text("select 1 as one\n")
+    (project / "dbt_project.yml").write_text(
+        "name: minimal_project\nconfig-version: 2\nversion: '1.0'\nprofile: joinery_integration_tests\n"
+    )
+    return project
 
 
 @pytest.fixture(scope="session")

@@ -76,11 +76,11 @@ def test_seeds_and_example_model_read_back(dbt, spark):
     )
 
 
-def test_dbt_keeps_the_parse_of_each_schema_and_vars_it_returns_to(dbt, tmp_path):
+def test_dbt_keeps_the_parse_of_each_schema_and_vars_it_returns_to(dbt, minimal_project, tmp_path):
     # dbt alone keeps one partial-parse file and parses everything again when the schema (in the
     # profile) or the vars change; the harness keeps one per state. perf_info.json counts the
     # files dbt parsed in the last invocation: all of them on a full parse, none on a reuse.
-    project = DbtProject(target=dbt.target, target_path=tmp_path / "target", env=dbt.env)
+    project = DbtProject(project_dir=minimal_project, target=dbt.target, target_path=tmp_path / "target", env=dbt.env)
 
     def files_parsed(**state) -> int:
         project.invoke("parse", **state)

@@ -13,7 +13,6 @@ import yaml
 
 from harness.dbt import PROFILES_DIR, REPO_ROOT, DbtProject, environment
 from harness.thrift_server import free_port
-from python_tests.test_packaging import INTEGRATION, dbt_deps
 
 SECRET_KEY = r"(?:password|passwd|pwd|token|secret|api[_-]?key|access[_-]?key|private[_-]?key|client[_-]?secret)"
 # `key: value` / `key = value` / `KEY=value` with a literal value (quoted or bare).
@@ -146,13 +145,12 @@ def test_cluster_use_ssl_renders_as_a_boolean(value, expected):
         assert render_cluster_profile()["use_ssl"] is expected
 
 
-def test_cluster_target_configured_from_the_environment_reaches_the_server(tmp_path):
+def test_cluster_target_configured_from_the_environment_reaches_the_server(minimal_project, tmp_path):
     """With only host and port set (auth NONE), the profile is accepted and dbt tries to connect:
     no unused password or Kerberos setting makes PyHive refuse it before that."""
     port = free_port()  # nothing listens: the connection attempt itself must be what fails
-    dbt_deps(INTEGRATION)
     project = DbtProject(
-        project_dir=INTEGRATION,
+        project_dir=minimal_project,
         target="cluster",
         target_path=tmp_path / "target",
         env={
