@@ -8,7 +8,13 @@ export DBT_PROFILES_DIR ?= $(CURDIR)/profiles
 # Four on 2 cores: a worker spends part of its time waiting on dbt, the metastore and process starts,
 # so more workers keep the cores busier (pytest 20:30 on three workers, 18:42 on four, within the
 # same hour on one machine; about 6 GB of memory for the four servers). With four the cores stay
-# fully busy (vmstat: 0% idle), so what is left to gain is less work, not more workers.
+# fully busy (vmstat: 0% idle), so what is left to gain is less work, not more workers: five took
+# 18:50 against 19:50 for four an hour before, with CPU 99.8% busy and a module's builds skipped
+# (a failed setup), so no gain beyond the hour-to-hour spread.
+# Where the CPU goes (2026-11-25): the Thrift servers' JVMs about three quarters (JFR profile of
+# test_fk_join: metastore calls 29%, Catalyst 22%, Janino codegen 15%, task execution 12%; turning
+# codegen or adaptive execution off made modules slower), dbt's Python the rest, of which a full
+# parse of the project (each new schema or new vars; about 21 in a run) takes 13 s.
 TEST_WORKERS ?= 4
 
 .PHONY: demo test setup lint thrift-start thrift-stop thrift-status bench clean
