@@ -177,11 +177,11 @@
     {% set names = joinery.quoted_column_list(partition_columns) %}
     {% set version = "regexp_extract(joinery_file_path, "
         ~ "'/(v_[0-9]+_[0-9a-f]+|v=[0-9]+_[0-9a-f]+)/([^/]+=[^/]*/)*[^/]+$', 1)" %}
-    {{ return('select coalesce(sum(n), 0) as joinery_rows, ' ~ joinery.upsert_partition_list_sql(partition_columns)
+    {{ return('select ' ~ joinery.upsert_partition_list_sql(partition_columns)
         ~ ' as joinery_partitions,\n'
         ~ '    to_json(array_sort(array_remove(array_distinct(collect_list(' ~ version ~ ")), ''))) as joinery_versions\n"
         ~ 'from (\n' ~ joinery.upsert_partition_rollup_sql('select ' ~ names ~ ', input_file_name() as `joinery file path` from '
-            ~ relation_sql, partition_columns, ['count(*) as n', 'max(`joinery file path`) as joinery_file_path']) ~ '\n)') }}
+            ~ relation_sql, partition_columns, ['max(`joinery file path`) as joinery_file_path']) ~ '\n)') }}
 {% endmacro %}
 
 

@@ -415,8 +415,9 @@
         (`target_facts`) in the same statement: the rows the version must hold, the table's
         partitions it replaces (and on a full build the version directories holding them), and the
         run's summary. One statement instead of one before the write and one after it: the two
-        parts run side by side, and a Thrift server or cluster sees one round trip fewer. It names the cached changes once: naming them twice in one statement makes
-        Spark compute them again when their query uses a CTE twice (compact's, fk_join's). -#}
+        parts run side by side, and a Thrift server or cluster sees one round trip fewer. It names
+        the cached changes once: naming them twice in one statement makes Spark compute them again
+        when their query uses a CTE twice (compact's, fk_join's). -#}
     {% set written_sql = joinery.upsert_rows_and_partitions_sql('select * from ' ~ stage_sql, stage_partitions) %}
     {% if plan.target_facts %}
         {% set row = run_query('select * from (' ~ written_sql ~ ') as written\ncross join (\n'
