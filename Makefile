@@ -15,6 +15,12 @@ export DBT_PROFILES_DIR ?= $(CURDIR)/profiles
 # test_fk_join: metastore calls 29%, Catalyst 22%, Janino codegen 15%, task execution 12%; turning
 # codegen or adaptive execution off made modules slower), dbt's Python the rest, of which a full
 # parse of the project (each new schema or new vars; about 21 in a run) takes 13 s.
+# Tried and not kept (2026-11-25): a larger code-generation cache on the servers
+# (spark.sql.codegen.cache.maxEntries 1000, default 100). It cut test_fk_join's compilations from
+# 1117 to 353, but two whole suites run side by side, with and without it, ended 4 s apart
+# (33:22 and 33:26): compiling is a small share of the servers' work. Of that work, about 12% is
+# Hadoop Configuration objects copied, serialized and parsed per query and per task (JFR): a fixed
+# cost of every Spark job on small data, not one joinery's statements can avoid.
 TEST_WORKERS ?= 4
 
 .PHONY: demo test setup lint thrift-start thrift-stop thrift-status bench clean
