@@ -8,8 +8,8 @@ Fixtures:
 - `dbt`: a `harness.dbt.DbtProject` on the `thrift` target of that server (schema `joinery`;
   pass `schema=` to `dbt.invoke` for an isolated one).
 - `spark`: a `harness.sql.SparkSql` connection to read rows back and land new source batches.
-- `minimal_project`: a dbt project of one model on joinery's profiles, without the joinery package,
-  for tests of the harness and the profiles themselves.
+- `minimal_project`: a dbt project of one model on joinery's profiles, without the joinery package
+  (a test that needs it installs it), for tests of the harness, the profiles and packaging.
 
 `make test` runs the modules on four pytest-xdist workers (`-n 4 --dist loadfile`): each worker has
 its own Thrift server, warehouse and dbt target folder, and takes whole modules, slowest first.

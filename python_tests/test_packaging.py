@@ -183,19 +183,17 @@ def test_is_incremental_in_the_installing_project_is_false_first_and_true_later(
     assert spark.rows(f"{SCHEMA}.it_upsert") == before
 
 
-def test_examples_are_built_when_the_user_opts_in(tmp_path):
+def test_examples_are_built_when_the_user_opts_in(minimal_project, tmp_path):
     """The opt-in documented in docs/guarantees.md: the user's dbt_project.yml enables them."""
-    project = tmp_path / "user_project"
-    (project / "models").mkdir(parents=True)
-    (project / "models" / "user_model.sql").write_text("select 1 as one\n")
+    project = minimal_project
     (project / "packages.yml").write_text(f"packages:\n  - local: {REPO_ROOT}\n")
-    (project / "dbt_project.yml").write_text(
-        "name: user_project\nconfig-version: 2\nversion: '1.0'\nprofile: joinery_integration_tests\n"
-        "models: {joinery: {examples: {+enabled: true}}}\n"
-        "seeds: {joinery: {+enabled: true}}\n"
-        "sources: {joinery: {+enabled: true}}\n"
-        "data_tests: {joinery: {+enabled: true}}\n"
-    )
+    with (project / "dbt_project.yml").open("a") as dbt_project:
+        dbt_project.write(
+            "models: {joinery: {examples: {+enabled: true}}}\n"
+            "seeds: {joinery: {+enabled: true}}\n"
+            "sources: {joinery: {+enabled: true}}\n"
+            "data_tests: {joinery: {+enabled: true}}\n"
+        )
     dbt_deps(project)
     result = DbtProject(project_dir=project, target="thrift", target_path=tmp_path / "target").invoke(
         "ls", "--resource-type", "model", "--resource-type", "seed", "--output", "name"
