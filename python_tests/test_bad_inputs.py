@@ -112,6 +112,11 @@ TABLES = {
     "snap": ("id int, v string, ts timestamp", [f"(1, 'a', {T1})", f"(2, 'b', {T1})"]),
     "snap_nullkey": ("id int, v string, ts timestamp", [f"(1, 'a', {T1})", f"(null, 'n', {T1})"]),
     "delta_nullkey": ("id int, v string, ts timestamp", [f"(null, 'n2', {T2})"]),
+    # The NULL key's snapshot version is newer than its delta version.
+    "snap_nullkey_newer": ("id int, v string, ts timestamp", [f"(1, 'a', {T1})", f"(null, 'n', {T3})"]),
+    # A composite key (k1, k2) with a NULL part: (1, NULL) is one key, apart from (1, 2).
+    "snap_nullpart": ("k1 int, k2 int, v string, ts timestamp", [f"(1, null, 'a', {T1})", f"(1, 2, 'b', {T1})"]),
+    "delta_nullpart": ("k1 int, k2 int, v string, ts timestamp", [f"(1, null, 'a2', {T2})", f"(null, 2, 'c', {T2})"]),
     "delta_dup": ("id int, v string, ts timestamp", [f"(1, 'a1', {T2})", f"(1, 'a2', {T3})"]),
     # Key 4 has only a NULL-ts version.
     "delta_nullts": ("id int, v string, ts timestamp", ["(1, 'z', null)", f"(3, 'c', {T2})", "(4, 'd', null)"]),
@@ -202,6 +207,16 @@ CASES: dict[str, dict] = {
         sql="joinery.compact(source('bad', 'snap_nullkey'), [source('bad', 'delta_nullkey')], key='id', "
         "updated_at='ts')",
         rows=(["id", "v"], [(None, "n2"), (1, "a")]),
+    ),
+    "null_key_newer_in_the_snapshot_stays": dict(
+        sql="joinery.compact(source('bad', 'snap_nullkey_newer'), [source('bad', 'delta_nullkey')], key='id', "
+        "updated_at='ts')",
+        rows=(["id", "v"], [(None, "n"), (1, "a")]),
+    ),
+    "null_key_part_is_a_key_value": dict(
+        sql="joinery.compact(source('bad', 'snap_nullpart'), [source('bad', 'delta_nullpart')], key=['k1', 'k2'], "
+        "updated_at='ts')",
+        rows=(["k1", "k2", "v"], [(None, 2, "c"), (1, None, "a2"), (1, 2, "b")]),
     ),
     "duplicate_keys_in_a_delta_newest_wins": dict(
         sql="joinery.compact(source('bad', 'snap'), [source('bad', 'delta_dup')], key='id', updated_at='ts')",
