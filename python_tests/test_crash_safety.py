@@ -6,10 +6,10 @@ older one than before, and the next run converges. A run that fails on bad data 
 Each trial is one `dbt run` on the embedded `local` target (its own Spark dir in a temp folder) over
 three joinery_upsert tables (parquet, parquet partitioned, Hive Avro), killed at a random moment
 between its first model starting and the measured end of a normal run: one moment in each of
-TRIALS equal slices of that window, the slices in random order, so that every phase of a run
-(staging, writing, checking, committing, cleaning up) is hit however few the trials. The next trial's run is also
-the re-run of the previous one; an `on-run-start` hook logs what each table holds before any model
-runs (the state a reader sees between kill and re-run). Expected rows come from a plain-Python
+TRIALS equal slices of that window, the slices in random order, so that the kills spread over the
+whole run however few they are. The next trial's run is also the re-run of the previous one; an
+`on-run-start` hook logs what each table holds before any model runs (the state a reader sees
+between kill and re-run). Expected rows come from a plain-Python
 reference over the generated batches.
 """
 
