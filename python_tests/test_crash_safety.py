@@ -9,8 +9,8 @@ between its first model starting and the measured end of a normal run: one momen
 TRIALS equal slices of that window, the slices in random order, so that the kills spread over the
 whole run however few they are. The next trial's run is also the re-run of the previous one; an
 `on-run-start` hook logs what each table holds before any model runs (the state a reader sees
-between kill and re-run). Expected rows come from a plain-Python
-reference over the generated batches.
+between kill and re-run). Expected rows come from a plain-Python reference over the generated
+batches.
 """
 
 from __future__ import annotations
