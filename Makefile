@@ -14,7 +14,8 @@ export DBT_PROFILES_DIR ?= $(CURDIR)/profiles
 # Where the CPU goes (2026-11-25): the Thrift servers' JVMs about three quarters (JFR profile of
 # test_fk_join: metastore calls 29%, Catalyst 22%, Janino codegen 15%, task execution 12%; turning
 # codegen or adaptive execution off made modules slower), dbt's Python the rest, of which a full
-# parse of the project (each new schema or new vars; about 21 in a run) takes 13 s.
+# parse of the project (each new schema or new vars; about 17 in a run) takes 13 s, 15-60 s under
+# load; a worker's later ones reuse its Jinja parses (harness/dbt.py, reuse_template_parses).
 # Tried and not kept (2026-11-25): a larger code-generation cache on the servers
 # (spark.sql.codegen.cache.maxEntries 1000, default 100). It cut test_fk_join's compilations from
 # 1117 to 353, but two whole suites run side by side, with and without it, ended 4 s apart
