@@ -186,11 +186,11 @@ def reuse_template_parses() -> None:
 
     A new schema or new vars make dbt parse the whole project again (partial_parse_copy): about 17
     times in a `make test`, 15-60 s each under its load. On an idle machine (2026-11-25) a second
-    full parse in one process took 6.5 s, and 3-4 s with this; in a `make test`, a worker's later
-    full parses took 19 s on average against 24 s (one run each). It is dbt-common's own switch
-    (`enable_test_caching`), the one dbt-core's pytest fixtures turn on. Its caches are keyed by the
-    source text, so an edited file is parsed afresh, and they hold what dbt reads from a parse
-    (block boundaries, macro names and calls), not templates: rendering compiles each one again.
+    full parse in one process took 6.5 s, and 3-4 s with this (runs alternating, same hour). It is
+    dbt-common's own switch (`enable_test_caching`), the one dbt-core's pytest fixtures turn on. Its
+    caches are keyed by the source text, so an edited file is parsed afresh, and they hold what dbt
+    reads from a parse (block boundaries, macro names and calls), not templates: rendering compiles
+    each one again.
     """
     from dbt_common.tests import enable_test_caching
 

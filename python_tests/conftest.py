@@ -29,7 +29,7 @@ from harness.sql import SparkSql
 from harness.thrift_server import ThriftServer, free_port
 
 # Slowest modules first, so that on the workers the long ones run side by side rather than one of
-# them ending the run alone (pytest-xdist keeps this order with --no-loadscope-reorder). The order of
+# them ending the run alone (pytest-xdist keeps this order with --no-loadscope-reorder). Ordered by
 # the modules' times in a `make test` of 2026-11-25 (seconds under its load, setup and calls):
 # test_upsert 1071, test_idempotence 846, test_fk_join 815, test_benchmarks_smoke 656,
 # test_crash_safety 503, test_bad_inputs 497, then 290-321 each. test_upsert used to come fifth and
