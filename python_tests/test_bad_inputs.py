@@ -122,6 +122,8 @@ TABLES = {
     "delta_nullts": ("id int, v string, ts timestamp", ["(1, 'z', null)", f"(3, 'c', {T2})", "(4, 'd', null)"]),
     "loaded_snap": ("id int, v string, ts timestamp, la int", [f"(1, 'a', {T1}, 1)", f"(2, 'b', {T1}, 1)"]),
     "loaded_delta": ("id int, v string, ts timestamp, la int", [f"(1, 'a2', {T2}, 2)"]),
+    # Rows an incremental model reads by arrival (la), through new_rows_filter and previous_max.
+    "arrivals": ("id int, v string, la int", ["(1, 'a', 1)", "(2, 'b', 1)"]),
     # Key 1: a newer ts beats the snapshot before loaded_at is compared. Key 2: the same ts as the
     # snapshot's row, so loaded_at decides (NULL lowest) before the source position (delta over snapshot).
     "loaded_delta_null": (
@@ -143,6 +145,8 @@ TABLES = {
     "customers": ("customer_id int, name string, v string", ["(1, 'ann', 'c')"]),
     "uid_values": ("uid string, value string", ["('u1', '2,1')", "('u2', '3')"]),
     "uid_groups": ("uid string, puid string", ["('u1', 'p1')", "('u2', 'p1')"]),
+    "value_keyed_values": ("value string, attributes string", ["('u1', '2,1')", "('u2', '3')"]),
+    "value_keyed_groups": ("value string, puid string", ["('u1', 'p1')", "('u3', 'p2')"]),
     "events_dashed": ("id int, payload struct<`page-view`: struct<x: int>, click: struct<y: int>>", []),
     "amount_whole": ("id int, amount decimal(38,0)", ["(1, 12345678901234567890123456789012345678)"]),
     "amount_fraction": ("id int, amount decimal(38,10)", ["(2, 1.0123456789)"]),
@@ -339,6 +343,39 @@ CASES: dict[str, dict] = {
         sql="joinery.route(source('bad', 'orders'), ports=[{'name': 'big', 'when': 'amount > 4 -- big orders'}])",
         rows=(["order_id", "joinery_port"], [(10, "big"), (11, "default")]),
     ),
+    # Every other argument joinery pastes as SQL text (row 40 of docs/guarantees.md).
+    "a_deleted_expression_ending_in_a_line_comment": dict(
+        sql="joinery.compact(source('bad', 'snap'), [source('bad', 'delta_dup')], key='id', updated_at='ts', "
+        "deleted=\"v = 'a2' -- the newest version of key 1 deletes it\")",
+        rows=(["id", "v"], [(2, "b")]),
+    ),
+    "an_order_by_ending_in_a_line_comment": dict(
+        sql="joinery.dedup_latest(source('bad', 'delta_dup'), key='id', order_by='ts -- newest first')",
+        rows=(["id", "v"], [(1, "a2")]),
+    ),
+    "a_changelog_deleted_expression_ending_in_a_line_comment": dict(
+        sql="joinery.changelog_state(source('bad', 'changelog_badop'), key='k', sequence_by='seq', "
+        "deleted=\"op = 'x' -- x marks a delete here\")",
+        rows=(["k", "_joinery_tombstone"], [(1, True)]),
+    ),
+    "a_probe_where_ending_in_a_line_comment": dict(
+        sql="joinery.collect_join(build=source('bad', 'uid_values'), probe=source('bad', 'uid_groups'), key='uid', "
+        "values='value', group='puid', probe_where=\"uid = 'u1' -- only u1\")",
+        rows=(["puid", "value"], [("p1", "1,2")]),
+    ),
+    "a_default_literal_ending_in_a_line_comment": dict(
+        sql="joinery.union_padded([source('bad', 'snap'), source('bad', 'delta_extra')], "
+        "defaults={'extra': \"'none' -- for rows before the column existed\"})",
+        rows=(["id", "extra"], [(1, "none"), (2, "new"), (2, "none")]),
+    ),
+    # An incremental model reading new arrivals, with both watermark macros given commented SQL text.
+    "watermark_arguments_ending_in_a_line_comment": dict(
+        config="config(materialized='joinery_upsert', unique_key='id', file_format='parquet')",
+        sql="'select id, v, la from ' ~ source('bad', 'arrivals') ~ ' as deltas where '"
+        " ~ joinery.new_rows_filter('deltas.la -- the arrival', column='la')"
+        " ~ ' and deltas.la > ' ~ joinery.previous_max('la', '0 -- before the first batch')",
+        rows=(["id", "v", "la"], [(1, "a", 1), (2, "b", 1)]),
+    ),
     "input_columns_named_like_the_error_columns_kept_by_a_port": dict(
         sql="joinery.port(ref('bi_router_of_failed_rows'), 'failed')",
         rows=(["id", "joinery_error_code", "joinery_error_message"], [(1, 500, "upstream failed")]),
@@ -376,6 +413,11 @@ CASES: dict[str, dict] = {
         sql="joinery.collect_join(build=source('bad', 'uid_values'), probe=source('bad', 'uid_groups'), key='uid', "
         "values='value', group='puid', build_where='value is not null -- every row')",
         rows=(["puid", "value"], [("p1", "1,2,3")]),
+    ),
+    "a_key_column_named_value": dict(
+        sql="joinery.collect_join(build=source('bad', 'value_keyed_values'), "
+        "probe=source('bad', 'value_keyed_groups'), key='value', values='attributes', group='puid')",
+        rows=(["puid", "attributes"], [("p1", "1,2")]),
     ),
     "unknown_collect_join_column": dict(
         sql="joinery.collect_join(build=source('bad', 'customers'), probe=source('bad', 'orders'), "
@@ -444,6 +486,18 @@ CASES: dict[str, dict] = {
             ],
         ),
     ),
+    "a_struct_of_32_fields_missing_from_a_relation_is_padded_by_union_padded": dict(
+        sql="joinery.union_padded([source('bad', 'nested_snap'), source('bad', 'nested_delta')])",
+        rows=(
+            NESTED_COLUMNS,
+            [
+                (1, 29, "pv1", 1, 1, 29, None),
+                (1, None, None, None, None, None, "new"),
+                (2, 129, "pv2", 2, 2, 129, None),
+                (3, None, None, None, None, None, "c"),
+            ],
+        ),
+    ),
     # --- types Spark cannot compare (maps, variants) and collated strings ---
     "maps_variants_and_collated_strings_are_compacted": dict(
         config="config(materialized='joinery_upsert', unique_key='id', file_format='parquet')",
@@ -487,6 +541,59 @@ CASES: dict[str, dict] = {
         sql="joinery.compact(source('bad', 'never_created'), [source('bad', 'snap')], key='id', updated_at='ts')",
         error=["never_created does not exist", "Build it first"],
     ),
+    # The same for every other macro that reads an input's columns (row 49 of docs/guarantees.md).
+    **{
+        f"an_input_that_does_not_exist_in_{macro}": dict(sql=sql, error=[f"{missing} does not exist", "Build it first"])
+        for macro, (missing, sql) in {
+            "compact_deltas": (
+                "never_created",
+                "joinery.compact(source('bad', 'snap'), [source('bad', 'never_created')], key='id', updated_at='ts')",
+            ),
+            "union_padded": (
+                "never_created",
+                "joinery.union_padded([source('bad', 'snap'), source('bad', 'never_created')])",
+            ),
+            "dedup_latest": (
+                "never_created",
+                "joinery.dedup_latest(source('bad', 'never_created'), key='id', order_by='ts')",
+            ),
+            "multi_join": (
+                "never_created",
+                "joinery.multi_join({'orders': source('bad', 'orders'), 'gone': source('bad', 'never_created')}, "
+                "keys={'orders': ['order_id'], 'gone': ['id']})",
+            ),
+            "collect_join_build": (
+                "never_created",
+                "joinery.collect_join(build=source('bad', 'never_created'), probe=source('bad', 'uid_groups'), "
+                "key='uid', values='value', group='puid')",
+            ),
+            "collect_join_probe": (
+                "never_created",
+                "joinery.collect_join(build=source('bad', 'uid_values'), probe=source('bad', 'never_created'), "
+                "key='uid', values='value', group='puid')",
+            ),
+            "route": (
+                "never_created",
+                "joinery.route(source('bad', 'never_created'), ports=[{'name': 'big', 'when': 'amount > 4'}])",
+            ),
+            # A router model of the project that was not built (`outcome` excludes it).
+            "port": ("bi_router_never_built", "joinery.port(ref('bi_router_never_built'), 'big')"),
+            "route_union": ("never_created", "joinery.route_union(source('bad', 'never_created'), 'payload')"),
+            "changelog_state": (
+                "never_created",
+                "joinery.changelog_state(source('bad', 'never_created'), key='k', sequence_by='seq', deleted='false')",
+            ),
+            "fk_join": (
+                "never_created",
+                "joinery.fk_join(left=source('bad', 'never_created'), right=ref('bi_customers_state'), "
+                "left_key='order_id', foreign_key='customer_id', right_key='customer_id')",
+            ),
+            "fk_join_changes": (
+                "never_created",
+                "joinery.fk_join_changes(source('bad', 'never_created'), key='order_id')",
+            ),
+        }.items()
+    },
     "an_ephemeral_model_as_an_input": dict(
         sql="joinery.multi_join({'orders': ref('bi_ephemeral_orders'), 'customers': source('bad', 'customers')}, "
         "keys={'orders': ['customer_id'], 'customers': ['customer_id']}, drop=['customers.v'])",
@@ -511,6 +618,9 @@ HELPERS = {
     "bi_orders_state": "{{ joinery.changelog_state(source('bad', 'orders_cl'), key='order_id', "
     "sequence_by='seq', deleted='false') }}",
     "bi_router": "{{ joinery.route(source('bad', 'orders'), ports=[{'name': 'big', 'when': 'amount > 4'}]) }}",
+    # Never built: `outcome` excludes it (a port of a router that does not exist yet).
+    "bi_router_never_built": "{{ joinery.route(source('bad', 'orders'), "
+    "ports=[{'name': 'big', 'when': 'amount > 4'}]) }}",
     # A router of rows that carry another router's error columns, without an error port of its own.
     "bi_router_of_failed_rows": "{{ joinery.route(source('bad', 'failed_rows'), "
     "ports=[{'name': 'failed', 'when': 'joinery_error_code is not null'}], default_port='ok') }}",
@@ -653,7 +763,7 @@ def outcome(project, spark):
     spark.execute(f"drop table if exists {CANARY_DATABASE}.canary")
     spark.execute(f"create table {CANARY_DATABASE}.canary (id int) using parquet")
     spark.execute(f"insert into {CANARY_DATABASE}.canary values (1)")
-    return project.invoke("build", expect_success=None)
+    return project.invoke("build", "--exclude", "bi_router_never_built", expect_success=None)
 
 
 def node(outcome, name: str) -> dict:
@@ -712,6 +822,16 @@ def test_structs_of_32_fields_keep_their_rows_through_an_incremental_run(outcome
         assert spark.rows(f"{SCHEMA}.bi_{name}") == before[name], name
         (payload_type,) = spark.query(f"select typeof(payload) from {SCHEMA}.bi_{name} limit 1")[0]
         assert payload_type == WIDE_TYPE, name
+
+
+def test_watermark_arguments_ending_in_a_line_comment_work_on_an_incremental_run(outcome, project, spark):
+    # On the first build both macros return their fallbacks; the watermark subqueries they paste the
+    # arguments into are only written on incremental runs.
+    name = "bi_watermark_arguments_ending_in_a_line_comment"
+    spark.execute(f"insert into {SCHEMA}.arrivals values (1, 'a2', 2), (3, 'c', 2)")
+    result = project.invoke("run", "--select", name, expect_success=None)
+    assert node(result, name)["status"] == "success", node(result, name)["message"]
+    assert spark.rows(f"{SCHEMA}.{name}", ["id", "v", "la"]) == [(1, "a2", 2), (2, "b", 1), (3, "c", 2)]
 
 
 def test_generic_tests_compare_maps_variants_and_collated_strings_exactly(outcome):

@@ -107,7 +107,7 @@
     {% endfor %}
     {% set default_by_name = {} %}
     {% for column, literal in defaults.items() %}
-        {% do default_by_name.update({column | lower: literal ~ ''}) %}
+        {% do default_by_name.update({column | lower: joinery.sql_expression(literal ~ '')}) %}
     {% endfor %}
 
     {% set kept = [] %}

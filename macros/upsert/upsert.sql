@@ -35,7 +35,7 @@
         else `default` (NULL when none). `column` is a column of this model's table; `default` a
         SQL literal such as "timestamp'1900-01-01 00:00:00'". -#}
     {% do joinery.validate_identifier(column, 'column', 'previous_max') %}
-    {% set fallback = default if default is not none else 'null' %}
+    {% set fallback = joinery.sql_expression(default) if default is not none else 'null' %}
     {% if not joinery.is_incremental() %}
         {{ return('(' ~ fallback ~ ')') }}
     {% endif %}
@@ -67,7 +67,8 @@
         {{ return('true') }}
     {% endif %}
     {#- Not previous_max, which would ask is_incremental() a second time. -#}
-    {{ return('coalesce(' ~ source_column ~ ' > ' ~ joinery.watermark_subquery(stored, 'null') ~ ', true)') }}
+    {{ return('coalesce(' ~ joinery.sql_expression(source_column) ~ ' > ' ~ joinery.watermark_subquery(stored, 'null')
+        ~ ', true)') }}
 {% endmacro %}
 
 
