@@ -825,8 +825,8 @@ def test_structs_of_32_fields_keep_their_rows_through_an_incremental_run(outcome
 
 
 def test_watermark_arguments_ending_in_a_line_comment_work_on_an_incremental_run(outcome, project, spark):
-    # On the first build both macros return their fallbacks; the watermark subqueries they paste the
-    # arguments into are only written on incremental runs.
+    # The first build pastes only previous_max's default (new_rows_filter is `true`); the watermark
+    # subqueries, into which both macros paste their arguments, are only written on incremental runs.
     name = "bi_watermark_arguments_ending_in_a_line_comment"
     spark.execute(f"insert into {SCHEMA}.arrivals values (1, 'a2', 2), (3, 'c', 2)")
     result = project.invoke("run", "--select", name, expect_success=None)
