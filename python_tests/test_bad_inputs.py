@@ -521,6 +521,15 @@ CASES: dict[str, dict] = {
         sql="joinery.changelog_state(source('bad', 'exotic_changelog'), key='id', sequence_by='ts', deleted='false')",
         rows=(["id", "_joinery_tombstone"], [(1, False), (2, False), (3, False)]),
     ),
+    # The same ties in dedup_latest, whose default tie_breaker is every other column.
+    "maps_and_variants_tying_on_order_by_in_dedup_latest": dict(
+        sql="joinery.dedup_latest(source('bad', 'exotic_changelog'), key='id', order_by='ts')",
+        row_count=3,
+    ),
+    "maps_and_variants_tying_on_order_by_in_dedup_latest_reversed": dict(
+        sql="joinery.dedup_latest(source('bad', 'exotic_changelog_reversed'), key='id', order_by='ts')",
+        row_count=3,
+    ),
     "upsert_unique_key_of_a_map": dict(
         config="config(materialized='joinery_upsert', unique_key='m', file_format='parquet')",
         sql="'select * from ' ~ source('bad', 'exotic_snap')",
@@ -857,6 +866,16 @@ def test_changelog_versions_tying_on_sequence_by_resolve_by_maps_and_variants(ou
     for row in winners:
         assert row in EXOTIC_TIE_VERSIONS[row[0]], row
     assert spark.rows(f"{SCHEMA}.bi_changelog_of_maps_and_variants_reversed", EXOTIC_VALUES) == winners
+
+
+def test_dedup_latest_ties_resolve_by_maps_and_variants(outcome, spark):
+    # One whole version per key, the same whatever order the versions were read in.
+    table = f"{SCHEMA}.bi_maps_and_variants_tying_on_order_by_in_dedup_latest"
+    winners = spark.rows(table, EXOTIC_VALUES)
+    assert [row[0] for row in winners] == [1, 2, 3], winners
+    for row in winners:
+        assert row in EXOTIC_TIE_VERSIONS[row[0]], row
+    assert spark.rows(f"{table}_reversed", EXOTIC_VALUES) == winners
 
 
 def test_an_incremental_compaction_of_maps_variants_and_collated_strings_equals_a_full_one(outcome, project, spark):
