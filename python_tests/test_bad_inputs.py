@@ -552,57 +552,34 @@ CASES: dict[str, dict] = {
     ),
     # The same for every other macro that reads an input's columns (row 49 of docs/guarantees.md).
     **{
-        f"an_input_that_does_not_exist_in_{macro}": dict(sql=sql, error=[f"{missing} does not exist", "Build it first"])
-        for macro, (missing, sql) in {
-            "compact_deltas": (
-                "never_created",
-                "joinery.compact(source('bad', 'snap'), [source('bad', 'never_created')], key='id', updated_at='ts')",
-            ),
-            "union_padded": (
-                "never_created",
-                "joinery.union_padded([source('bad', 'snap'), source('bad', 'never_created')])",
-            ),
-            "dedup_latest": (
-                "never_created",
-                "joinery.dedup_latest(source('bad', 'never_created'), key='id', order_by='ts')",
-            ),
-            "multi_join": (
-                "never_created",
-                "joinery.multi_join({'orders': source('bad', 'orders'), 'gone': source('bad', 'never_created')}, "
-                "keys={'orders': ['order_id'], 'gone': ['id']})",
-            ),
-            "collect_join_build": (
-                "never_created",
-                "joinery.collect_join(build=source('bad', 'never_created'), probe=source('bad', 'uid_groups'), "
-                "key='uid', values='value', group='puid')",
-            ),
-            "collect_join_probe": (
-                "never_created",
-                "joinery.collect_join(build=source('bad', 'uid_values'), probe=source('bad', 'never_created'), "
-                "key='uid', values='value', group='puid')",
-            ),
-            "route": (
-                "never_created",
-                "joinery.route(source('bad', 'never_created'), ports=[{'name': 'big', 'when': 'amount > 4'}])",
-            ),
-            # A router model of the project that was not built (`outcome` excludes it).
-            "port": ("bi_router_never_built", "joinery.port(ref('bi_router_never_built'), 'big')"),
-            "route_union": ("never_created", "joinery.route_union(source('bad', 'never_created'), 'payload')"),
-            "changelog_state": (
-                "never_created",
-                "joinery.changelog_state(source('bad', 'never_created'), key='k', sequence_by='seq', deleted='false')",
-            ),
-            "fk_join": (
-                "never_created",
-                "joinery.fk_join(left=source('bad', 'never_created'), right=ref('bi_customers_state'), "
-                "left_key='order_id', foreign_key='customer_id', right_key='customer_id')",
-            ),
-            "fk_join_changes": (
-                "never_created",
-                "joinery.fk_join_changes(source('bad', 'never_created'), key='order_id')",
-            ),
+        f"an_input_that_does_not_exist_in_{macro}": dict(
+            sql=sql, error=["never_created does not exist", "Build it first"]
+        )
+        for macro, sql in {
+            "compact_deltas": "joinery.compact(source('bad', 'snap'), [source('bad', 'never_created')], key='id', "
+            "updated_at='ts')",
+            "union_padded": "joinery.union_padded([source('bad', 'snap'), source('bad', 'never_created')])",
+            "dedup_latest": "joinery.dedup_latest(source('bad', 'never_created'), key='id', order_by='ts')",
+            "multi_join": "joinery.multi_join({'orders': source('bad', 'orders'), "
+            "'gone': source('bad', 'never_created')}, keys={'orders': ['order_id'], 'gone': ['id']})",
+            "collect_join_build": "joinery.collect_join(build=source('bad', 'never_created'), "
+            "probe=source('bad', 'uid_groups'), key='uid', values='value', group='puid')",
+            "collect_join_probe": "joinery.collect_join(build=source('bad', 'uid_values'), "
+            "probe=source('bad', 'never_created'), key='uid', values='value', group='puid')",
+            "route": "joinery.route(source('bad', 'never_created'), ports=[{'name': 'big', 'when': 'amount > 4'}])",
+            "route_union": "joinery.route_union(source('bad', 'never_created'), 'payload')",
+            "changelog_state": "joinery.changelog_state(source('bad', 'never_created'), key='k', sequence_by='seq', "
+            "deleted='false')",
+            "fk_join": "joinery.fk_join(left=source('bad', 'never_created'), right=ref('bi_customers_state'), "
+            "left_key='order_id', foreign_key='customer_id', right_key='customer_id')",
+            "fk_join_changes": "joinery.fk_join_changes(source('bad', 'never_created'), key='order_id')",
         }.items()
     },
+    # A router model of the project that was not built (`outcome` excludes it).
+    "an_input_that_does_not_exist_in_port": dict(
+        sql="joinery.port(ref('bi_router_never_built'), 'big')",
+        error=["bi_router_never_built does not exist", "Build it first"],
+    ),
     "an_ephemeral_model_as_an_input": dict(
         sql="joinery.multi_join({'orders': ref('bi_ephemeral_orders'), 'customers': source('bad', 'customers')}, "
         "keys={'orders': ['customer_id'], 'customers': ['customer_id']}, drop=['customers.v'])",
