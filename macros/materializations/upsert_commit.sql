@@ -91,8 +91,10 @@
             ~ joinery.sql_string('joinery.location_root') ~ ' = ' ~ joinery.sql_string(journal['location_root']) ~ ', '
             if journal.get('unique_key') else '')
         ~ joinery.sql_string('joinery.version') ~ ' = ' ~ joinery.sql_string(journal['run']) ~ ')') %}
-    {#- Cached file listings of this session would still name the old files. -#}
-    {% do run_query('refresh table ' ~ relation_sql) %}
+    {#- No `refresh table`: each ALTER above that changes which files the table reads (SET LOCATION,
+        ADD or DROP PARTITION) refreshes the session's cached relation and file listing itself (Spark's
+        AlterTableSetLocationCommand, AlterTableAddPartitionCommand, AlterTableDropPartitionCommand
+        call catalog.refreshTable), and SET TBLPROPERTIES invalidates the cached relation. -#}
 {% endmacro %}
 
 
