@@ -834,25 +834,28 @@ def test_generic_tests_compare_maps_variants_and_collated_strings_exactly(outcom
     assert status("test.bad_inputs.joinery_ports_partition_input_bi_router_of_maps_and_variants") == "pass"
 
 
-def test_changelog_versions_tying_on_sequence_by_resolve_by_maps_and_variants(outcome, spark):
-    # Ties on sequence_by (no loaded_at, no deletes) resolve by the rows' content, so the winner is one
-    # whole version of each key, the same whatever order the versions arrived in.
-    table = f"{SCHEMA}.bi_a_changelog_with_maps_and_variants"
+def assert_one_whole_tie_version_per_key(spark, table: str, reversed_table: str) -> None:
+    """Each key of `table` holds one whole version among its tying ones (EXOTIC_TIE_VERSIONS), and
+    `reversed_table`, built from the versions in the other order, holds the same rows."""
     winners = spark.rows(table, EXOTIC_VALUES)
     assert [row[0] for row in winners] == [1, 2, 3], winners
     for row in winners:
         assert row in EXOTIC_TIE_VERSIONS[row[0]], row
-    assert spark.rows(f"{SCHEMA}.bi_changelog_of_maps_and_variants_reversed", EXOTIC_VALUES) == winners
+    assert spark.rows(reversed_table, EXOTIC_VALUES) == winners
+
+
+def test_changelog_versions_tying_on_sequence_by_resolve_by_maps_and_variants(outcome, spark):
+    # Ties on sequence_by (no loaded_at, no deletes) resolve by the rows' content, so the winner is one
+    # whole version of each key, the same whatever order the versions arrived in.
+    assert_one_whole_tie_version_per_key(
+        spark, f"{SCHEMA}.bi_a_changelog_with_maps_and_variants", f"{SCHEMA}.bi_changelog_of_maps_and_variants_reversed"
+    )
 
 
 def test_dedup_latest_ties_resolve_by_maps_and_variants(outcome, spark):
     # One whole version per key, the same whatever order the versions were read in.
     table = f"{SCHEMA}.bi_maps_and_variants_tying_on_order_by_in_dedup_latest"
-    winners = spark.rows(table, EXOTIC_VALUES)
-    assert [row[0] for row in winners] == [1, 2, 3], winners
-    for row in winners:
-        assert row in EXOTIC_TIE_VERSIONS[row[0]], row
-    assert spark.rows(f"{table}_reversed", EXOTIC_VALUES) == winners
+    assert_one_whole_tie_version_per_key(spark, table, f"{table}_reversed")
 
 
 def test_an_incremental_compaction_of_maps_variants_and_collated_strings_equals_a_full_one(outcome, project, spark):
