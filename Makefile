@@ -3,6 +3,7 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 export JOINERY_SPARK_DIR ?= $(CURDIR)/.spark/local
+export JOINERY_JARS_DIR ?= $(CURDIR)/.spark/jars
 export DBT_PROFILES_DIR ?= $(CURDIR)/profiles
 # pytest-xdist workers of `make test`; each starts its own Thrift server (about 1.5 GB of memory).
 # Four on 2 cores: a worker spends part of its time waiting on dbt, the metastore and process starts,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.java import driver_java_options
+from harness.table_formats import table_format_conf
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,6 +48,7 @@ def local_target_conf(spark_dir: Path, driver_memory: str) -> dict[str, str]:
         "spark.driver.bindAddress": "127.0.0.1",
         "spark.driver.host": "127.0.0.1",
         "spark.sql.ansi.enabled": "true",
+        **table_format_conf(spark_dir),
     }
 
 

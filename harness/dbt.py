@@ -318,9 +318,11 @@ class DbtProject:
         from dbt.cli.main import dbtRunner
 
         from harness.java import use_spark_java_options
+        from harness.table_formats import use_jars_dir
 
         apply_dbt_spark_fixes()
         use_spark_java_options()
+        use_jars_dir()
         reuse_template_parses()
         cli = self.command_line(args, self.target_path, vars)
         statements: list[tuple[str, str]] = []

@@ -6,11 +6,13 @@ import sys
 
 from harness.dbt import apply_dbt_spark_fixes
 from harness.java import use_spark_java_options
+from harness.table_formats import use_jars_dir
 
 
 def main() -> None:
     apply_dbt_spark_fixes()
     use_spark_java_options()
+    use_jars_dir()
     from dbt.cli.main import cli
 
     cli()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import functools
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -25,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from harness import table_formats
 
 MIN_JAVA = 17
 
@@ -93,10 +96,13 @@ LOG_CONFIG = REPO_ROOT / "conf" / "spark" / "log4j2.properties"
 ARCHIVE_DIR = REPO_ROOT / ".spark" / "cds"
 # What the archive is built from: a Hive-enabled session doing what joinery's models do.
 ARCHIVE_WORKLOAD = """
-import sys
+import json, sys
 from pyspark.sql import SparkSession
 home = sys.argv[1]
-spark = (SparkSession.builder.master("local[2]").appName("joinery-class-archive")
+builder = SparkSession.builder
+for key, value in json.loads(sys.argv[3]).items():
+    builder = builder.config(key, value)
+spark = (builder.master("local[2]").appName("joinery-class-archive")
     .config("spark.sql.warehouse.dir", home + "/warehouse")
     .config("spark.hadoop.javax.jdo.option.ConnectionURL", f"jdbc:derby:;databaseName={home}/metastore_db;create=true")
     .config("spark.driver.extraJavaOptions", sys.argv[2])
@@ -113,6 +119,13 @@ for statement in [
     "alter table archive.p add partition (k = 3)",
     "describe table extended archive.p",
     "show tblproperties archive.a",
+    "create table archive.d (k int, v string) using delta",
+    "merge into archive.d as t using archive.a as s on t.k <=> s.k when matched then update set v = s.v "
+    "when not matched then insert (k, v) values (s.k, s.v)",
+    "describe history archive.d",
+    "create namespace if not exists iceberg.archive",
+    "create table iceberg.archive.i (k int, v string) using iceberg",
+    "insert into iceberg.archive.i select k, v from archive.a",
 ]:
     spark.sql(statement).collect()
 spark.stop()
@@ -133,7 +146,10 @@ def class_archive_path() -> Path:
     java = java_executable() or "java"
     version = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
     jars = sorted(path.name for path in (spark_home() / "jars").glob("*.jar"))
-    key = hashlib.sha256("\n".join([java, version.stderr, str(spark_home()), *jars]).encode()).hexdigest()
+    formats = sorted(path.name for path in table_formats.jars_dir().glob("*.jar"))
+    key = hashlib.sha256(
+        "\n".join([java, version.stderr, str(spark_home()), *jars, str(table_formats.jars_dir()), *formats]).encode()
+    ).hexdigest()
     return ARCHIVE_DIR / f"spark-{key[:16]}.jsa"
 
 
@@ -188,8 +204,9 @@ def build_class_archive() -> Path | None:
             f" -XX:ArchiveClassesAtExit={partial} -Xlog:cds=off -Xlog:cds+dynamic=off"
         )
         env = {key: value for key, value in os.environ.items() if key != "SPARK_CONF_DIR"}
+        formats = json.dumps(table_formats.table_format_conf(home))
         run = subprocess.run(
-            [sys.executable, "-c", ARCHIVE_WORKLOAD, home, options],
+            [sys.executable, "-c", ARCHIVE_WORKLOAD, home, options, formats],
             env=env,
             capture_output=True,
             text=True,

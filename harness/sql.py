@@ -44,6 +44,16 @@ class SparkSql:
         finally:
             cursor.close()
 
+    def query_dicts(self, sql: str) -> list[dict[str, Any]]:
+        """Rows of any statement (e.g. `describe detail t`, `describe history t`) as dicts by column name."""
+        cursor = self._connection().cursor()
+        try:
+            cursor.execute(sql)
+            names = [d[0].split(".")[-1] for d in cursor.description]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        finally:
+            cursor.close()
+
     def columns(self, table: str) -> list[str]:
         cursor = self._connection().cursor()
         try:

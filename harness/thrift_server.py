@@ -24,6 +24,7 @@ from collections import deque
 from pathlib import Path
 
 from harness.java import JavaMissing, driver_java_options, require_java, spark_home
+from harness.table_formats import JarsMissing, require_jars, table_format_conf
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_HOME = REPO_ROOT / ".spark" / "thrift"
@@ -81,6 +82,7 @@ def spark_conf(home: Path, java_options: str = "") -> dict[str, str]:
         "spark.sql.filesourceTableRelationCacheSize": "0",
         "spark.driver.bindAddress": LOOPBACK,
         "spark.driver.host": LOOPBACK,
+        **table_format_conf(home),
     }
 
 
@@ -146,7 +148,8 @@ class ThriftServer:
     def start(self, timeout: float = 180.0) -> None:
         try:
             require_java()
-        except JavaMissing as exc:
+            require_jars()
+        except (JavaMissing, JarsMissing) as exc:
             raise ThriftServerError(str(exc)) from None
         if not port_is_free(self.port):
             raise ThriftServerError(

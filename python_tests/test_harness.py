@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import shutil
 import socket
 from collections import Counter
 from pathlib import Path
 
 import pytest
+import yaml
 
+from harness import table_formats
 from harness.dbt import REPO_ROOT, DbtProject
-from harness.java import JavaMissing, class_archive_path, require_java
+from harness.java import JavaMissing, class_archive_path, require_java, spark_home
 from harness.thrift_server import LOOPBACK, ThriftServer, ThriftServerError
 
 SEEDS = REPO_ROOT / "seeds" / "multi_join"
@@ -116,3 +120,71 @@ def test_start_failure_shows_the_server_log(tmp_path):
     server.port = __import__("harness.thrift_server", fromlist=["free_port"]).free_port()
     with pytest.raises(ThriftServerError, match="exited with code .* last lines of"):
         server.start(timeout=60)
+
+
+def test_table_format_jars_hold_no_class_pyspark_has(thrift_server):
+    # Two copies of a class on one class path load whichever comes first (delta #7415: delta-kernel
+    # brings its own Hadoop and parquet); conf/jars/pom.xml excludes what pyspark ships.
+    jars = table_formats.require_jars()
+    assert sorted(path.name for path in jars.glob("delta-spark_*.jar")), f"no Delta jar in {jars}"
+    assert table_formats.duplicate_classes(jars, spark_home() / "jars") == {}
+
+
+def test_local_profile_has_the_table_format_settings_of_every_other_spark():
+    # profiles.yml is the `local` target's copy of harness/table_formats.py (a profile cannot call
+    # Python): the two must not drift apart.
+    profiles = yaml.safe_load((REPO_ROOT / "profiles" / "profiles.yml").read_text())
+    local = profiles["joinery"]["outputs"]["local"]["server_side_parameters"]
+    rendered = {
+        key: str(value)
+        .replace("{{ env_var('JOINERY_JARS_DIR', '.spark/jars') }}", "JARS")
+        .replace("{{ env_var('JOINERY_SPARK_DIR', '.spark/local') }}", "SPARK_DIR")
+        for key, value in local.items()
+    }
+    expected = table_formats.table_format_conf("SPARK_DIR", Path("JARS"))
+    assert {key: rendered.get(key) for key in expected} == expected
+
+
+def test_thrift_server_writes_delta_with_deletion_vectors_and_iceberg_in_its_catalog(spark):
+    spark.execute("create schema if not exists harness_formats")
+    spark.execute("create or replace table harness_formats.d (k int, v string) using delta")
+    spark.execute("insert into harness_formats.d values (1, 'a'), (2, 'b')")
+    spark.execute(
+        "merge into harness_formats.d as t using (select 2 as k, 'b2' as v union all select 3, 'c') as s "
+        "on t.k = s.k when matched then update set v = s.v when not matched then insert (k, v) values (s.k, s.v)"
+    )
+    assert spark.rows("harness_formats.d", order_by="k") == [(1, "a"), (2, "b2"), (3, "c")]
+    assert spark.query_dicts("describe detail harness_formats.d")[0]["format"] == "delta"
+    assert spark.query("show tblproperties harness_formats.d ('delta.enableDeletionVectors')") == [
+        ("delta.enableDeletionVectors", "true")
+    ]
+    catalog = table_formats.ICEBERG_CATALOG
+    spark.execute(f"create namespace if not exists {catalog}.harness_formats")
+    spark.execute(f"create or replace table {catalog}.harness_formats.i (k int, v string) using iceberg")
+    spark.execute(f"insert into {catalog}.harness_formats.i values (1, 'a')")
+    assert spark.rows(f"{catalog}.harness_formats.i") == [(1, "a")]
+
+
+def test_setup_says_what_to_do_without_maven(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(table_formats.JarsMissing, match=r"Maven \(`mvn`\) is not on PATH"):
+        table_formats.resolve(tmp_path / "jars")
+
+
+def test_setup_says_what_failed_when_maven_cannot_reach_its_repository(tmp_path, monkeypatch):
+    # A real Maven whose only repository is a closed loopback port, with an empty local repository.
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        pytest.skip("no Maven on this machine")
+    (tmp_path / "settings.xml").write_text(
+        "<settings><mirrors><mirror><id>closed</id><mirrorOf>*</mirrorOf>"
+        "<url>http://127.0.0.1:9/</url></mirror></mirrors></settings>"
+    )
+    wrapper = tmp_path / "bin" / "mvn"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nexec {mvn} -s {tmp_path}/settings.xml -Dmaven.repo.local={tmp_path}/repo "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}")
+    with pytest.raises(table_formats.JarsMissing, match="could not resolve conf/jars/pom.xml(.|\n)*ERROR"):
+        table_formats.resolve(tmp_path / "jars")
+    assert not (tmp_path / "jars").exists()

@@ -28,6 +28,9 @@ if ! { [ -x .venv/bin/python ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wan
   echo "setup: done ($(.venv/bin/dbt --version | sed -n 's/.*installed: *//p' | head -1) dbt-core)"
 fi
 
+# The Delta and Iceberg jars of conf/jars/pom.xml, resolved with Maven once per change of the list.
+.venv/bin/python -m harness.table_formats
+
 # The JVM class-data archive that halves every Spark start (harness/java.py); built once per Java
 # and pyspark version, skipped (Spark only starts slower) where this JVM cannot build one.
 .venv/bin/python -m harness.java --class-archive
