@@ -19,9 +19,7 @@
     {% endif %}
 
     {% if settings.file_format in ('delta', 'iceberg') %}
-        {% set changes = joinery.upsert_stage_changes(sql) %}
-        {% set change_info = joinery.upsert_validate_changes(changes, settings) %}
-        {% do joinery.upsert_by_merge(target, existing, changes, change_info, settings) %}
+        {% do joinery.upsert_by_merge(target, existing, sql, settings) %}
     {% else %}
         {% do joinery.upsert_by_rewrite(target, existing, sql, settings) %}
     {% endif %}

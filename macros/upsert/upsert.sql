@@ -6,8 +6,9 @@
 {% endmacro %}
 
 {% macro default__is_incremental() %}
-    {#- True when this joinery_upsert model's table exists as a table built by joinery_upsert (or is a
-        delta/iceberg table) and this is not a --full-refresh: the SELECT then yields only changes. -#}
+    {#- True when this joinery_upsert model's table exists as a table built by joinery_upsert (or, for
+        a delta/iceberg model, is a table of that format) and this is not a --full-refresh: the
+        SELECT then yields only changes. -#}
     {% if not execute or model is not mapping or model.get('resource_type') != 'model' %}
         {{ return(false) }}
     {% endif %}
@@ -18,8 +19,11 @@
     {% if relation is none or not relation.is_table %}
         {{ return(false) }}
     {% endif %}
-    {% if (config.get('file_format') or 'parquet') | lower in ('delta', 'iceberg') %}
-        {{ return(true) }}
+    {% set file_format = (config.get('file_format') or 'parquet') | lower %}
+    {% if file_format in ('delta', 'iceberg') %}
+        {#- Only a table of that format is merged into; another (a parquet table switched to delta) is
+            rebuilt from the full SELECT. -#}
+        {{ return(joinery.upsert_relation_provider(relation) == file_format) }}
     {% endif %}
     {#- A parquet/Hive table joinery did not build is rebuilt from the full SELECT on the first run. -#}
     {{ return('joinery.root' in joinery.upsert_table_properties(relation.render())) }}
@@ -72,14 +76,17 @@
 {% endmacro %}
 
 
-{% macro upsert_merge_sql(target, source, unique_key, columns, deleted_column=none) %}
-    {{ return(adapter.dispatch('upsert_merge_sql', 'joinery')(target, source, unique_key, columns, deleted_column)) }}
+{% macro upsert_merge_sql(target, source, unique_key, columns, deleted_column=none, target_filter=none) %}
+    {{ return(adapter.dispatch('upsert_merge_sql', 'joinery')(target, source, unique_key, columns, deleted_column,
+        target_filter)) }}
 {% endmacro %}
 
-{% macro default__upsert_merge_sql(target, source, unique_key, columns, deleted_column=none) %}
+{% macro default__upsert_merge_sql(target, source, unique_key, columns, deleted_column=none, target_filter=none) %}
     {#- The MERGE joinery_upsert runs on delta/iceberg tables: delete matched keys whose marker is
         true, update the other matched keys, insert new keys that are not deletes. Columns are listed
-        (not `*`) because the source also has the delete marker, which is not stored. -#}
+        (not `*`) because the source also has the delete marker, which is not stored. `target_filter`
+        (a condition on `target.`, e.g. its partitions the changes fall in) joins the ON clause, so
+        that the MERGE reads only the files it can match. -#}
     {% set keys = joinery.as_list(unique_key, 'unique_key', 'upsert_merge_sql') %}
     {% set names = joinery.as_list(columns, 'columns', 'upsert_merge_sql') %}
     {% set deleted = 'coalesce(source.' ~ joinery.quote_identifier(deleted_column)
@@ -97,6 +104,9 @@
 merge into {{ target }} as target
 using {{ source }} as source
 on {{ on | join(' and ') }}
+{%- if target_filter %}
+    and {{ target_filter }}
+{%- endif %}
 when matched and {{ deleted }} then delete
 {%- if updates %}
 when matched then update set {{ updates | join(', ') }}
