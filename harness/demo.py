@@ -31,6 +31,7 @@ def main() -> int:
     summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
     print(f"\njoinery demo: dbt build on the embedded Spark finished in {elapsed:.0f}s: {summary or 'nothing ran'}")
     print(f"tables: {os.environ['JOINERY_SPARK_DIR']}/warehouse/joinery.db/")
+    print(f"iceberg tables: {os.environ['JOINERY_SPARK_DIR']}/iceberg/ (catalog `iceberg`)")
     if not result.success:
         print(result.messages, file=sys.stderr)
         return 1

@@ -72,6 +72,10 @@ def table_format_conf(spark_dir: Path | str, directory: Path | None = None) -> d
         f"spark.sql.catalog.{ICEBERG_CATALOG}": "org.apache.iceberg.spark.SparkCatalog",
         f"spark.sql.catalog.{ICEBERG_CATALOG}.type": "hadoop",
         f"spark.sql.catalog.{ICEBERG_CATALOG}.warehouse": f"{spark_dir}/iceberg",
+        # Each Spark session (each Thrift connection) has its own catalog instance; with the catalog's
+        # table cache on, a session keeps reading the version it loaded first, not what another
+        # session (dbt's, a reader's) committed since.
+        f"spark.sql.catalog.{ICEBERG_CATALOG}.cache-enabled": "false",
         # Delta keeps a table's schema in its log; Hive's check would only log an error when a
         # `create or replace` changes a column's type.
         "spark.hadoop.hive.metastore.disallow.incompatible.col.type.changes": "false",

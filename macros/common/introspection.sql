@@ -46,13 +46,13 @@
     {#- {column name: type} for the columns whose described type Spark cannot parse back. `describe`
         prints a struct as Spark's simpleString, which cuts a struct of more than 25 fields
         (`... 5 more fields`) and leaves field names bare (`struct<page-view:int>`); such types are
-        read again from `describe table extended ... as json` (Spark 4): one more statement for a
-        relation with a struct column, none for others. Other types stay as described: the JSON
+        read again from `describe table extended ... as json` (Spark 4, joinery.describe_as_json): one
+        more statement for a relation with a struct column, none for others. Other types stay as described: the JSON
         form spells a char or varchar field of a struct as string. -#}
     {% if not execute or 'struct<' not in (types | join(' ') | lower) %}
         {{ return({}) }}
     {% endif %}
-    {% set described = fromjson(run_query('describe table extended ' ~ relation ~ ' as json').columns[0].values()[0]) %}
+    {% set described = joinery.describe_as_json(relation) %}
     {% set fixed = {} %}
     {% for column in described['columns'] %}
         {% set index = names.index(column['name']) if column['name'] in names else none %}

@@ -48,7 +48,9 @@
     {% if relation is string %}
         {% set parts = relation.split('.') %}
     {% elif relation.identifier is defined and relation.identifier %}
-        {% set parts = [relation.database, relation.schema, relation.identifier] | reject('none') | list %}
+        {#- The catalog from a catalog-qualified schema (`iceberg.<namespace>`, docs/iceberg.md). -#}
+        {% set parts = [relation.database or joinery.schema_catalog(relation), (relation.schema or '').split('.')[-1],
+            relation.identifier] | reject('none') | list %}
     {% else %}
         {% set parts = [] %}
     {% endif %}
@@ -95,7 +97,7 @@
     {% if parts | length < 3 %}
         {{ joinery.raise_argument_error('maintain', 'relation', parts | join('.'), 'an iceberg table is '
             ~ "maintained through its catalog's procedures: name it with its catalog, as "
-            ~ "'catalog.schema.table' (or a relation whose database is the catalog)") }}
+            ~ "'catalog.schema.table' (or a relation whose schema names its catalog, as 'iceberg.<namespace>')") }}
     {% endif %}
     {% set procedures = parts[0] ~ '.system.' %}
     {% set table = joinery.sql_string(parts[1] ~ '.' ~ parts[2]) %}

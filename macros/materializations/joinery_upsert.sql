@@ -6,6 +6,7 @@
 {% materialization joinery_upsert, default %}
     {% set settings = joinery.upsert_settings() %}
     {% set target = this.incorporate(type='table') %}
+    {% do joinery.validate_catalog_format(target, settings.file_format) %}
     {% set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) %}
 
     {{ run_hooks(pre_hooks, inside_transaction=False) }}

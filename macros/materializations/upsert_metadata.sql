@@ -15,6 +15,9 @@
             {% set section.name = 'partitions' %}
         {% elif key == '# Detailed Table Information' %}
             {% set section.name = 'details' %}
+        {% elif key == '# Metadata Columns' %}
+            {#- Iceberg's (_spec_id, _file, ...), listed after its partition columns. -#}
+            {% set section.name = 'other' %}
         {% elif key == '' or key.startswith('#') %}
             {% if section.name == 'columns' %}{% set section.name = 'other' %}{% endif %}
         {% elif section.name == 'columns' %}
