@@ -40,10 +40,11 @@ SLOWEST_FIRST = [
     "test_fk_join",
     "test_benchmarks_smoke",
     "test_crash_safety",
-    "test_bad_inputs",
-    "test_compaction",
     "test_compaction_property",
     "test_fk_join_property",
+    "test_bad_inputs",
+    "test_examples_other_formats",
+    "test_compaction",
     "test_packaging",
     "test_multi_join",
 ]

@@ -140,6 +140,13 @@ TABLES = {
     "events_tie_reversed": ("id int, v string, ts int", ["(2, 'r', 1)", "(1, 'q', 5)", "(1, 'p', 5)"]),
     "changelog_badop": ("k int, v string, seq int, op string", ["(1, 'a', 1, 'c')", "(1, 'b', 2, 'x')"]),
     "customers_cl": ("customer_id int, name string, seq int", ["(1, 'ann', 1)"]),
+    "gone_snap": (
+        "id int, v string, ts timestamp, is_deleted boolean, la int",
+        [f"(1, 'a', {T1}, false, 1)", f"(2, 'b', {T1}, false, 1)"],
+    ),
+    "gone_delta": ("id int, v string, ts timestamp, is_deleted boolean, la int", [f"(2, 'b2', {T2}, false, 2)"]),
+    "gone_customers_cl": ("customer_id int, name string, seq int", ["(1, 'ann', 1)"]),
+    "gone_orders_cl": ("order_id int, customer_id int, seq int", ["(10, 1, 1)", "(11, 1, 1)"]),
     "orders_cl": ("order_id int, customer_id string, seq int", ["(10, '1', 1)"]),
     "orders": ("order_id int, customer_id int, amount int, v string", ["(10, 1, 5, 'o')", "(11, 2, 1, 'p')"]),
     "customers": ("customer_id int, name string, v string", ["(1, 'ann', 'c')"]),
@@ -595,6 +602,53 @@ CASES: dict[str, dict] = {
         sql="'select * from ' ~ source('bad', 'delta_dup')",
         error=["joinery_upsert", "2 rows for the key"],
     ),
+    # --- the contract between the macros and joinery_upsert: one key, one delete marker ---
+    "compaction_key_other_than_the_unique_key": dict(
+        config="config(materialized='joinery_upsert', unique_key='v', file_format='parquet')",
+        sql="joinery.compact(source('bad', 'snap'), [source('bad', 'delta_dup')], key='id', updated_at='ts')",
+        error=["joinery.compact", "argument `key`", "unique_key", '["v"]', "drop `key`"],
+    ),
+    "compaction_key_defaults_to_the_unique_key": dict(
+        config="config(materialized='joinery_upsert', unique_key='id', file_format='parquet')",
+        sql="joinery.compact(source('bad', 'snap'), [source('bad', 'delta_dup')], updated_at='ts')",
+        rows=(["id", "v"], [(1, "a2"), (2, "b")]),
+    ),
+    "compaction_without_a_key_or_a_unique_key": dict(
+        sql="joinery.compact(source('bad', 'snap'), [source('bad', 'delta_dup')], updated_at='ts')",
+        error=["joinery.compact", "argument `key`", "unique_key"],
+    ),
+    "deleted_column_that_is_a_column_of_the_inputs": dict(
+        config="config(materialized='joinery_upsert', unique_key='id', deleted_column='v', file_format='parquet')",
+        sql="joinery.compact(source('bad', 'snap'), [source('bad', 'delta_dup')], updated_at='ts')",
+        error=["joinery.compact", "deleted_column `v`", "also a column of its inputs", "_joinery_deleted"],
+    ),
+    "fk_join_left_key_other_than_the_unique_key": dict(
+        config="config(materialized='joinery_upsert', unique_key='customer_id', file_format='parquet')",
+        sql="joinery.fk_join(left=ref('bi_exotic_orders_state'), right=ref('bi_exotic_customers_state'), "
+        "left_key='order_id', foreign_key='customer_id', right_key='customer_id')",
+        error=["joinery.fk_join", "argument `left_key`", "unique_key", '["customer_id"]'],
+    ),
+    "changelog_state_key_other_than_the_unique_key": dict(
+        config="config(materialized='joinery_upsert', unique_key='seq', file_format='parquet')",
+        sql="joinery.changelog_state(source('bad', 'customers_cl'), key='customer_id', sequence_by='seq', "
+        "deleted='false')",
+        error=["joinery.changelog_state", "argument `key`", "unique_key", '["seq"]'],
+    ),
+    # The repro: a delete marker under the model's own deleted_column (test below deletes key 1).
+    "a_compaction_with_its_own_deleted_column": dict(
+        config="config(materialized='joinery_upsert', unique_key='id', deleted_column='is_gone', "
+        "file_format='parquet')",
+        sql="joinery.compact(source('bad', 'gone_snap'), [source('bad', 'gone_delta')], updated_at='ts', "
+        "deleted='is_deleted', loaded_at='la')",
+        rows=(["id", "v"], [(1, "a"), (2, "b2")]),
+    ),
+    "an_fk_join_with_its_own_deleted_column": dict(
+        config="config(materialized='joinery_upsert', unique_key='order_id', deleted_column='is_gone', "
+        "file_format='parquet')",
+        sql="joinery.fk_join(left=ref('bi_gone_orders_state'), right=ref('bi_gone_customers_state'), "
+        "foreign_key='customer_id', right_key='customer_id', right_columns=['name'])",
+        rows=(["order_id", "name"], [(10, "ann"), (11, "ann")]),
+    ),
 }
 
 # Helper models the cases build on (they must succeed).
@@ -621,6 +675,10 @@ HELPERS = {
     "bi_exotic_fk_join": "{{ config(materialized='joinery_upsert', unique_key='order_id', file_format='parquet') }}\n"
     "{{ joinery.fk_join(left=ref('bi_exotic_orders_state'), right=ref('bi_exotic_customers_state'), "
     "left_key='order_id', foreign_key='customer_id', right_key='customer_id', right_columns=['attrs', 'name']) }}",
+    "bi_gone_customers_state": "{{ joinery.changelog_state(source('bad', 'gone_customers_cl'), "
+    "key='customer_id', sequence_by='seq', deleted='false') }}",
+    "bi_gone_orders_state": "{{ joinery.changelog_state(source('bad', 'gone_orders_cl'), key='order_id', "
+    "sequence_by='seq', deleted='false') }}",
     "bi_collated_lower": "select * from {{ source('bad', 'collated_lower') }}",
     "bi_exotic_snap_copy": "select * from {{ source('bad', 'exotic_snap') }}",
     "bi_changelog_of_maps_and_variants_reversed": "{{ joinery.changelog_state(source('bad', "
@@ -903,6 +961,24 @@ def test_a_delta_row_without_loaded_at_stops_an_incremental_compaction(outcome, 
     result = project.invoke("run", "--select", "bi_an_upserted_compaction_with_loaded_at", expect_success=False)
     assert "loaded_delta has a NULL loaded_at (la)" in result.messages
     assert spark.rows(table, ["id", "v", "la"]) == before == [(1, "a2", 2), (2, "b", 1)]
+
+
+def test_a_delete_under_the_models_deleted_column_deletes_its_key_on_an_incremental_run(outcome, project, spark):
+    # compact and fk_join emit their delete marker under the model's deleted_column (`is_gone`), which
+    # joinery_upsert reads as the marker: the key goes, and no marker column is stored.
+    compaction = f"{SCHEMA}.bi_a_compaction_with_its_own_deleted_column"
+    spark.execute(f"insert into {SCHEMA}.gone_delta values (1, null, {T3}, true, 3)")
+    project.invoke("run", "--select", "bi_a_compaction_with_its_own_deleted_column")
+    assert spark.rows(compaction, ["id", "v"]) == [(2, "b2")]
+    join = f"{SCHEMA}.bi_an_fk_join_with_its_own_deleted_column"
+    # Order 11 now points at a customer that does not exist: the inner join's row of it is deleted.
+    spark.execute(f"insert into {SCHEMA}.gone_orders_cl values (11, 2, 2)")
+    models = ["bi_gone_orders_state", "bi_gone_customers_state", "bi_an_fk_join_with_its_own_deleted_column"]
+    project.invoke("run", "--select", *models)
+    assert spark.rows(join, ["order_id", "name"]) == [(10, "ann")]
+    for table in (compaction, join):
+        columns = [column.lower() for column in spark.columns(table)]
+        assert "is_gone" not in columns and "_joinery_deleted" not in columns, (table, columns)
 
 
 def without_quoted_text(sql: str) -> str:

@@ -4,7 +4,7 @@ whole version (the old one, the new one, or one a killed run had committed to it
 older one than before, and the next run converges. A run that fails on bad data changes nothing.
 
 Each trial is one `dbt run` on the embedded `local` target (its own Spark dir in a temp folder) over
-three joinery_upsert tables (parquet, parquet partitioned, Hive Avro), killed at a random moment
+four joinery_upsert tables (parquet, parquet partitioned, Hive Avro, delta partitioned), killed at a random moment
 between its first model starting and the measured end of a normal run: one moment in each of
 TRIALS equal slices of that window, the slices in random order, so that the kills spread over the
 whole run however few they are. The next trial's run is also the re-run of the previous one; an
@@ -43,6 +43,8 @@ MODELS = {
     "crash_plain": "file_format='parquet'",
     "crash_partitioned": "file_format='parquet', partition_by=['part']",
     "crash_avro": "file_format='hive', options={'fileFormat': 'avro'}",
+    # One MERGE per run (with the partition predicate: part is a key column); Delta's log commits it.
+    "crash_delta": "file_format='delta', partition_by=['part']",
 }
 MODEL_SQL = """
 {{{{ config(materialized='joinery_upsert', unique_key=['part', 'id'], deleted_column='deleted', {config}) }}}}
@@ -114,11 +116,15 @@ CHECK_SCRIPT = """
 import json, os, sys
 from pyspark.sql import SparkSession
 from harness.java import driver_java_options
+from harness.table_formats import table_format_conf
 home = os.environ["JOINERY_SPARK_DIR"]
-spark = (SparkSession.builder.master("local[1]").config("spark.sql.warehouse.dir", home + "/warehouse")
+builder = (SparkSession.builder.master("local[1]").config("spark.sql.warehouse.dir", home + "/warehouse")
     .config("spark.hadoop.javax.jdo.option.ConnectionURL", f"jdbc:derby:;databaseName={home}/metastore_db;create=true")
     .config("spark.driver.extraJavaOptions", driver_java_options(home))
-    .config("spark.ui.enabled", "false").enableHiveSupport().getOrCreate())
+    .config("spark.ui.enabled", "false"))
+for key, value in table_format_conf(home).items():
+    builder = builder.config(key, value)
+spark = builder.enableHiveSupport().getOrCreate()
 spark.sql("use crash")
 out = {}
 for name in sys.argv[1:]:
@@ -294,7 +300,7 @@ def crash_history(tmp_path_factory):
     dbt = Dbt(project, home)
 
     # The first build (models side by side, as in the trials) measures the kill window.
-    code, output, model_phase = dbt.run("build", "--threads", "3", variables={"through": 1, "run_no": 0})
+    code, output, model_phase = dbt.run("build", "--threads", "4", variables={"through": 1, "run_no": 0})
     assert code == 0, output
     kills, observed = [], []
     slices = rng.sample(range(TRIALS), TRIALS)
@@ -305,13 +311,13 @@ def crash_history(tmp_path_factory):
             "--select",
             *MODELS,
             "--threads",
-            "3",
+            "4",
             variables={"through": trial + 1, "run_no": trial},
             kill_after=delay,
         )
         kills.append({"trial": trial, "delay": round(delay, 2), "exit": code})
         observed += observed_rows(trial, output)
-    final = dbt.run("run", "--threads", "3", variables={"through": TRIALS + 1, "run_no": TRIALS + 1, "bad_data": True})
+    final = dbt.run("run", "--threads", "4", variables={"through": TRIALS + 1, "run_no": TRIALS + 1, "bad_data": True})
     observed += observed_rows(TRIALS + 1, final[1])
     check = subprocess.run(
         [sys.executable, "-c", CHECK_SCRIPT, *MODELS, "crash_bad_data"],

@@ -6,12 +6,16 @@ events on both sides with versions arriving out of order, foreign keys changing 
 with no right row), deletes on both sides and re-publishes. Each history lives in its own disjoint
 key space inside one pair of source tables, so one short sequence of dbt runs (one run per batch
 index, then one full recompute) checks all of them at once.
+
+The models run on delta and on parquet (the var fk_join_file_format), 120 histories on each: the
+time is the sequence of dbt runs, one per format, not the number of histories.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 
+import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -104,7 +108,8 @@ def in_key_space(history: int, orders: list[dict], customers: list[dict]) -> tup
     return shifted_orders, shifted_customers
 
 
-def test_incremental_equals_full_recompute_equals_reference(dbt, spark):
+@pytest.mark.parametrize("file_format", ["delta", "parquet"])
+def test_incremental_equals_full_recompute_equals_reference(dbt, spark, file_format):
     histories = generated_histories()
     assert len(histories) >= 100
     all_orders, all_customers = [], []
@@ -113,7 +118,10 @@ def test_incremental_equals_full_recompute_equals_reference(dbt, spark):
         all_orders += shifted[0]
         all_customers += shifted[1]
 
-    for schema in (SCHEMA, FULL_SCHEMA):
+    # The sources stay in SCHEMA; each format's models get schemas of their own.
+    incremental_schema, full_schema = f"{SCHEMA}_{file_format}", f"{FULL_SCHEMA}_{file_format}"
+    run_vars = {**SOURCE_VARS, "fk_join_file_format": file_format}
+    for schema in (SCHEMA, incremental_schema, full_schema):
         spark.execute(f"create schema if not exists {schema}")
         for model in MODELS:
             spark.execute(f"drop table if exists {schema}.{model}")
@@ -128,21 +136,21 @@ def test_incremental_equals_full_recompute_equals_reference(dbt, spark):
     for batch in range(1, BATCHES + 1):
         land(spark, f"{SCHEMA}.{ORDERS_SOURCE}", ORDER_COLUMNS, by_batch_orders[batch])
         land(spark, f"{SCHEMA}.{CUSTOMERS_SOURCE}", CUSTOMER_COLUMNS, by_batch_customers[batch])
-        dbt.invoke("run", "--select", *MODELS, schema=SCHEMA, vars=SOURCE_VARS)
+        dbt.invoke("run", "--select", *MODELS, schema=incremental_schema, vars=run_vars)
 
     # The full recompute: the same models as plain tables over all events, in their own schema.
     dbt.invoke(
         "run",
         "--select",
         *MODELS,
-        schema=FULL_SCHEMA,
-        vars={**SOURCE_VARS, "fk_join_state_materialization": "table", "fk_join_result_materialization": "table"},
+        schema=full_schema,
+        vars={**run_vars, "fk_join_state_materialization": "table", "fk_join_result_materialization": "table"},
     )
 
     for model, join_type in (("fk_orders_customers", "inner"), ("fk_orders_customers_left", "left")):
         expected = fk_join_reference(all_orders, all_customers, join_type)
-        incremental = read_rows(spark, f"{SCHEMA}.{model}", RESULT_COLUMNS)
-        full = read_rows(spark, f"{FULL_SCHEMA}.{model}", RESULT_COLUMNS)
+        incremental = read_rows(spark, f"{incremental_schema}.{model}", RESULT_COLUMNS)
+        full = read_rows(spark, f"{full_schema}.{model}", RESULT_COLUMNS)
         assert full == expected, f"{join_type}: full recompute differs from the reference"
         if incremental != expected:
             wrong = {row[0] // KEY_SPACE for row in incremental ^ expected}
@@ -153,3 +161,6 @@ def test_incremental_equals_full_recompute_equals_reference(dbt, spark):
                 f"{join_type}: incremental result differs in {len(wrong)} histories, e.g. history {first}: "
                 f"events {histories[first]}, got {got}, expected {want}"
             )
+    for model in MODELS:
+        details = spark.query(f"describe table extended {incremental_schema}.{model}")
+        assert next(value for key, value, *_ in details if key == "Provider").lower() == file_format, model

@@ -11,14 +11,14 @@
     beats it, looked up among the few snapshot rows that some delta row does not beat (a second scan,
     of the snapshot's key and version columns alone). -#}
 
-{% macro compact(snapshot, deltas, key, updated_at=none, deleted=none, defaults={}, removed='keep',
+{% macro compact(snapshot, deltas, key=none, updated_at=none, deleted=none, defaults={}, removed='keep',
         loaded_at=none, broadcast=true, incremental=none) %}
     {{ return(adapter.dispatch('compact', 'joinery')(snapshot, deltas, key, updated_at, deleted, defaults,
         removed, loaded_at, broadcast, incremental)) }}
 {% endmacro %}
 
 
-{% macro default__compact(snapshot, deltas, key, updated_at=none, deleted=none, defaults={}, removed='keep',
+{% macro default__compact(snapshot, deltas, key=none, updated_at=none, deleted=none, defaults={}, removed='keep',
         loaded_at=none, broadcast=true, incremental=none) %}
     {% set snapshot_list = joinery.relation_list(snapshot, 'snapshot', 'compact') %}
     {% if snapshot_list | length != 1 %}
@@ -27,10 +27,10 @@
     {% endif %}
     {% set snapshot = snapshot_list[0] %}
     {% set deltas = joinery.relation_list(deltas, 'deltas', 'compact', allow_empty=true) %}
-    {% set key_names = joinery.as_list(key, 'key', 'compact') %}
-    {% for name in key_names if name is not string or name | trim == '' %}
-        {{ joinery.raise_argument_error('compact', 'key', key, 'expected column names (strings)') }}
-    {% endfor %}
+    {% set partition_by = config.get('partition_by') %}
+    {% set partition_names = joinery.as_list(partition_by, 'partition_by', 'compact') if partition_by else [] %}
+    {#- The partition columns are part of the identity: key defaults to unique_key and must match it. -#}
+    {% set key_names = joinery.upsert_key_argument(key, 'compact', 'key', partition_names) %}
     {% for argument, value in [('updated_at', updated_at), ('loaded_at', loaded_at)] if value is not none %}
         {% do joinery.validate_identifier(value, argument, 'compact') %}
     {% endfor %}
@@ -41,9 +41,10 @@
     {% if broadcast not in [true, false] %}
         {{ joinery.raise_argument_error('compact', 'broadcast', broadcast, 'expected true or false') }}
     {% endif %}
-    {% set partition_by = config.get('partition_by') %}
-    {% set identity_names = key_names + (joinery.as_list(partition_by, 'partition_by', 'compact')
-        if partition_by else []) %}
+    {% set identity_names = key_names | list %}
+    {% for name in partition_names if name | lower not in key_names | map('lower') | list %}
+        {% do identity_names.append(name) %}
+    {% endfor %}
     {% if incremental is none %}
         {#- Only a joinery_upsert model has a previous compacted table to build on. -#}
         {% set incremental = config.get('materialized') == 'joinery_upsert' and joinery.is_incremental() %}
@@ -54,6 +55,7 @@
         on such a row instead. -#}
     {% set settings = {'key': identity_names, 'updated_at': updated_at, 'loaded_at': loaded_at,
         'deleted': joinery.sql_expression(deleted), 'broadcast': broadcast,
+        'marker': joinery.upsert_marker_column(),
         'require_loaded_at': loaded_at is not none
             and (incremental or config.get('materialized') == 'joinery_upsert')} %}
     {% if not incremental %}
@@ -92,6 +94,7 @@
         {{ return(plan) }}
     {% endif %}
     {% set names = plan | map(attribute='name') | list %}
+    {% do joinery.upsert_check_marker_clash(names, 'compact') %}
     {% set resolved = {'key': []} %}
     {% for name in identity_names %}
         {% set column = joinery.find_column(names, name) %}
@@ -339,7 +342,7 @@ where not {{ joinery.compaction_deleted_sql(settings) }}
 
 {% macro compaction_incremental_sql(snapshot, deltas, target, identity_names, settings, defaults, removed) %}
     {#- An incremental run of a joinery_upsert model: the changed rows and delete markers
-        (`_joinery_deleted`) that turn the previous compacted table into the new one.
+        (under the model's deleted_column) that turn the previous compacted table into the new one.
         - Usually: the new delta rows (loaded_at above the table's newest loaded_at; without
           loaded_at, all of them) against the table's rows for their keys. A version already in the
           table yields nothing, so applying a delta twice changes nothing.
@@ -476,7 +479,7 @@ versions as (
 
 select
     {{ joinery.quoted_column_list(names) }},
-    _joinery_is_delete as _joinery_deleted
+    _joinery_is_delete as {{ joinery.quote_identifier(settings.marker) }}
 from versions
 where
     (not _joinery_present and not _joinery_is_delete)
@@ -575,7 +578,7 @@ where
 
 {% macro compaction_diff_sql(full_sql, plan, target, target_names, settings) %}
     {#- The rows of a full compaction that the table does not hold as they are, plus a delete marker
-        for each key of the table the compaction no longer has. -#}
+        (settings.marker) for each key of the table the compaction no longer has. -#}
     {% set names = plan | map(attribute='name') | list %}
     {% set target_select = [] %}
     {% for entry in plan %}
@@ -604,7 +607,7 @@ target_rows as (
 changed as (
     select
         c.*,
-        false as _joinery_deleted
+        false as {{ joinery.quote_identifier(settings.marker) }}
     from compacted as c
     left anti join target_rows as t
         on {{ same_row | join('\n        and ') }}
@@ -613,7 +616,7 @@ changed as (
 gone as (
     select
         t.*,
-        true as _joinery_deleted
+        true as {{ joinery.quote_identifier(settings.marker) }}
     from target_rows as t
     left anti join compacted as c
         on {{ joinery.compaction_key_match(settings, 't', 'c') }}

@@ -6,14 +6,14 @@
     row's current version: the rows a run changed are exactly those above the state's watermark
     before the run, which is how fk_join and other models downstream read just the changes. -#}
 
-{% macro changelog_state(changelog, key, sequence_by, deleted, loaded_at=none, operation=none,
+{% macro changelog_state(changelog, key=none, sequence_by=none, deleted=none, loaded_at=none, operation=none,
     operation_values=none) %}
     {{ return(adapter.dispatch('changelog_state', 'joinery')(changelog, key, sequence_by, deleted,
         loaded_at, operation, operation_values)) }}
 {% endmacro %}
 
 
-{% macro default__changelog_state(changelog, key, sequence_by, deleted, loaded_at=none, operation=none,
+{% macro default__changelog_state(changelog, key=none, sequence_by=none, deleted=none, loaded_at=none, operation=none,
     operation_values=none) %}
     {% set macro_name = 'changelog_state' %}
     {% if changelog is none or changelog is string %}
@@ -23,7 +23,9 @@
     {#- One `describe` of the changelog for every check below (empty at parse time). -#}
     {% set columns = joinery.columns_of(changelog) %}
     {% set names = columns | map(attribute='name') | list %}
-    {% set key_columns = joinery.column_argument(changelog, key, 'key', macro_name, names) %}
+    {#- The state is keyed by key: it defaults to the model's unique_key and must match it. -#}
+    {% set key_columns = joinery.column_argument(changelog, joinery.upsert_key_argument(key, macro_name), 'key',
+        macro_name, names) %}
     {% set sequence_columns = joinery.column_argument(changelog, sequence_by, 'sequence_by', macro_name, names) %}
     {% set loaded_at_column = none %}
     {% if loaded_at is not none %}
@@ -44,6 +46,7 @@
                 'a changelog may not have a column named ' ~ reserved ~ ' (joinery adds it)') }}
         {% endif %}
     {% endfor %}
+    {% do joinery.upsert_check_marker_clash(names + ['_joinery_tombstone', '_joinery_changed_at'], macro_name) %}
     {% set deleted_sql = joinery.changelog_state_deleted_expression(changelog, deleted) %}
 
     {% set key_csv = joinery.quoted_column_list(key_columns) %}

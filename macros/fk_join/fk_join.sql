@@ -2,17 +2,17 @@
     keyed by the left key. Tombstoned state rows count as absent; a NULL foreign key never matches.
     Full form: the join of the two states. Incremental form (a joinery_upsert model): only the left
     keys affected by state changes the result has not seen yet are recomputed, and only those whose
-    result differs from the stored one are emitted, as upserts or deletes (`_joinery_deleted`). -#}
+    result differs from the stored one are emitted, as upserts or deletes (the model's deleted_column). -#}
 
-{% macro fk_join(left, right, left_key, foreign_key, right_key, join_type='inner', left_columns=none,
-    right_columns=none) %}
+{% macro fk_join(left, right, left_key=none, foreign_key=none, right_key=none, join_type='inner',
+    left_columns=none, right_columns=none) %}
     {{ return(adapter.dispatch('fk_join', 'joinery')(left, right, left_key, foreign_key, right_key, join_type,
         left_columns, right_columns)) }}
 {% endmacro %}
 
 
-{% macro default__fk_join(left, right, left_key, foreign_key, right_key, join_type='inner', left_columns=none,
-    right_columns=none) %}
+{% macro default__fk_join(left, right, left_key=none, foreign_key=none, right_key=none, join_type='inner',
+    left_columns=none, right_columns=none) %}
     {% set macro_name = 'fk_join' %}
     {% if join_type not in ['inner', 'left'] %}
         {{ joinery.raise_argument_error(macro_name, 'join_type', join_type, "expected 'inner' or 'left'") }}
@@ -28,7 +28,9 @@
     {% set right_described = joinery.columns_of(right) %}
     {% set left_names = left_described | map(attribute='name') | list %}
     {% set right_names = right_described | map(attribute='name') | list %}
-    {% set left_keys = joinery.column_argument(left, left_key, 'left_key', macro_name, left_names) %}
+    {#- The result is keyed by left_key: it defaults to the model's unique_key and must match it. -#}
+    {% set left_keys = joinery.column_argument(left, joinery.upsert_key_argument(left_key, macro_name, 'left_key'),
+        'left_key', macro_name, left_names) %}
     {% set foreign_keys = joinery.column_argument(left, foreign_key, 'foreign_key', macro_name, left_names) %}
     {% set right_keys = joinery.column_argument(right, right_key, 'right_key', macro_name, right_names) %}
     {% if foreign_keys | length != right_keys | length %}
@@ -55,6 +57,7 @@
         {% do outputs.append({'side': 'right_state', 'column': output[0], 'name': output[1]}) %}
     {% endfor %}
     {% do joinery.fk_join_check_output_names(outputs) %}
+    {% do joinery.upsert_check_marker_clash(outputs | map(attribute='name') | list, macro_name) %}
 
     {% set select_list = [] %}
     {% for output in outputs %}
@@ -200,7 +203,7 @@
         {{ output_columns | join(',\n        ') }},
         recomputed._joinery_left_changed_at,
         recomputed._joinery_right_changed_at,
-        recomputed.{{ first_key }} is null as _joinery_deleted
+        recomputed.{{ first_key }} is null as {{ joinery.quote_identifier(joinery.upsert_marker_column()) }}
     from recomputed
     full join previous_affected
         on {{ left_key_match }}
@@ -216,12 +219,12 @@
 {% endmacro %}
 
 
-{% macro fk_join_changes(result, key) %}
+{% macro fk_join_changes(result, key=none) %}
     {{ return(adapter.dispatch('fk_join_changes', 'joinery')(result, key)) }}
 {% endmacro %}
 
 
-{% macro default__fk_join_changes(result, key) %}
+{% macro default__fk_join_changes(result, key=none) %}
     {#- The output changelog of an fk_join result, as Kafka Streams emits it: for each run, one row
         per key whose result value changed (an upsert with the new value) or disappeared (a
         tombstone, value columns NULL). It compares the result with the newest logged value of
@@ -235,7 +238,8 @@
     {% endif %}
     {% set result_columns = joinery.columns_of(result) %}
     {% set result_names = result_columns | map(attribute='name') | list %}
-    {% set keys = joinery.column_argument(result, key, 'key', macro_name, result_names) %}
+    {% set keys = joinery.column_argument(result, joinery.upsert_key_argument(key, macro_name), 'key', macro_name,
+        result_names) %}
     {% if not execute %}
         {{ return('select 1 as joinery_unresolved') }}
     {% endif %}

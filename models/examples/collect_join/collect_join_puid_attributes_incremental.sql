@@ -3,7 +3,7 @@
 -- the table), recomputes only the PUIDs they touch (PUIDs of new mappings, and PUIDs mapped to
 -- UIDs with new attributes) from all history, and upserts them. Untouched PUIDs are not rewritten.
 -- Sources are append-only; applying a batch twice yields the same rows.
-{{ config(materialized='joinery_upsert', unique_key='puid', file_format='parquet') }}
+{{ config(materialized='joinery_upsert', unique_key='puid', file_format=var('collect_join_file_format')) }}
 
 with
 

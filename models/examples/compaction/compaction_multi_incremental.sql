@@ -7,7 +7,7 @@
 {{ config(
     materialized='joinery_upsert',
     unique_key='key',
-    file_format='parquet'
+    file_format=var('compaction_file_format')
 ) }}
 
 with

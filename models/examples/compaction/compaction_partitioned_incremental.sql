@@ -6,7 +6,7 @@
 {{ config(
     materialized='joinery_upsert',
     unique_key=['key', 'year', 'month'],
-    file_format='parquet',
+    file_format=var('compaction_file_format'),
     partition_by=['year', 'month']
 ) }}
 

@@ -3,7 +3,7 @@
 {{ config(
     materialized=var('fk_join_state_materialization', 'joinery_upsert'),
     unique_key='customer_id',
-    file_format='parquet',
+    file_format=var('fk_join_file_format'),
 ) }}
 
 {{ joinery.changelog_state(

@@ -4,7 +4,7 @@
 {{ config(
     materialized=var('fk_join_result_materialization', 'joinery_upsert'),
     unique_key='order_id',
-    file_format='parquet',
+    file_format=var('fk_join_file_format'),
 ) }}
 
 {{ joinery.fk_join(

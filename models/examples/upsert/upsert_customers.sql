@@ -1,7 +1,7 @@
 {{
     config(
         materialized='joinery_upsert',
-        file_format='parquet',
+        file_format=var('upsert_file_format'),
         unique_key=['country', 'customer_id'],
         deleted_column='is_deleted'
     )

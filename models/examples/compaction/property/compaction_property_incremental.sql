@@ -4,7 +4,7 @@
     enabled=var('compaction_property_tests', false),
     materialized='joinery_upsert',
     unique_key='key',
-    file_format='parquet'
+    file_format=var('compaction_file_format')
 ) }}
 
 with

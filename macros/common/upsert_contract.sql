@@ -1,0 +1,78 @@
+{#- The contract between the macros that feed joinery_upsert (compact, fk_join, changelog_state,
+    fk_join_changes) and the model's config: one delete marker name and one key, both read from the
+    config, so a macro and the materialization cannot disagree on them. -#}
+
+{% macro upsert_marker_column() %}
+    {{ return(adapter.dispatch('upsert_marker_column', 'joinery')()) }}
+{% endmacro %}
+
+
+{% macro default__upsert_marker_column() %}
+    {#- The name joinery_upsert reads the delete marker from: the model's deleted_column. The config
+        is not known at parse time (config.get answers ''). -#}
+    {% if not execute %}
+        {{ return('_joinery_deleted') }}
+    {% endif %}
+    {% set name = config.get('deleted_column', '_joinery_deleted') %}
+    {% do joinery.validate_identifier(name, 'deleted_column', 'upsert_marker_column (model ' ~ model.name ~ ')') %}
+    {{ return(name) }}
+{% endmacro %}
+
+
+{% macro upsert_check_marker_clash(columns, where) %}
+    {{ return(adapter.dispatch('upsert_check_marker_clash', 'joinery')(columns, where)) }}
+{% endmacro %}
+
+
+{% macro default__upsert_check_marker_clash(columns, where) %}
+    {#- In a joinery_upsert model, a data column named like deleted_column would be read as the delete
+        marker and never stored: an error instead. Other materializations read no marker. -#}
+    {% if config.get('materialized') != 'joinery_upsert' %}
+        {{ return(none) }}
+    {% endif %}
+    {% set marker = joinery.upsert_marker_column() %}
+    {% set clash = joinery.find_column(columns, marker) %}
+    {% if clash is not none %}
+        {{ exceptions.raise_compiler_error('joinery.' ~ where ~ ': the model\'s deleted_column `' ~ marker
+            ~ '` is also a column of its inputs (' ~ clash ~ '), so joinery_upsert would read it as the delete '
+            ~ 'marker and never store it: set deleted_column (model ' ~ model.name ~ ') to a name that is not a '
+            ~ 'column, or leave it unset (default _joinery_deleted)') }}
+    {% endif %}
+{% endmacro %}
+
+
+{% macro upsert_key_argument(key, where, argument='key', implied=[]) %}
+    {{ return(adapter.dispatch('upsert_key_argument', 'joinery')(key, where, argument, implied)) }}
+{% endmacro %}
+
+
+{% macro default__upsert_key_argument(key, where, argument='key', implied=[]) %}
+    {#- A macro's key argument (named `argument`) as a list of names: the model's unique_key when
+        omitted, an error when both are given and differ (ignoring case and order). `implied`: columns
+        the macro adds to the key itself (compact's partition_by), which count as part of it. -#}
+    {% if not execute %}
+        {#- The config is not known at parse time (config.get answers ''): a placeholder key. -#}
+        {{ return(joinery.as_list(key, argument, where) if key is not none else ['joinery_unresolved']) }}
+    {% endif %}
+    {% set unique_key = config.get('unique_key') %}
+    {% set configured = joinery.as_list(unique_key, 'unique_key', where)
+        if unique_key is not none and unique_key not in ['', []] else none %}
+    {% if key is none and configured is none %}
+        {{ joinery.raise_argument_error(where, argument, none, 'expected the key column(s): pass `' ~ argument
+            ~ "`, or set the model's unique_key config, which it defaults to") }}
+    {% endif %}
+    {% set names = joinery.as_list(key if key is not none else configured, argument, where) %}
+    {% for name in names if name is not string or name | trim == '' %}
+        {{ joinery.raise_argument_error(where, argument, key, 'expected column names (strings)') }}
+    {% endfor %}
+    {% if key is not none and configured is not none %}
+        {% set identity = (names + implied) | map('lower') | unique | sort | list %}
+        {% if identity != configured | map('lower') | unique | sort | list %}
+            {{ joinery.raise_argument_error(where, argument, key, "differs from the model's unique_key "
+                ~ tojson(configured) ~ (' (with partition_by ' ~ tojson(implied) ~ ' added to it)' if implied else '')
+                ~ ': both name the row identity, so make them the same columns, or drop `' ~ argument
+                ~ '` to use unique_key') }}
+        {% endif %}
+    {% endif %}
+    {{ return(names) }}
+{% endmacro %}

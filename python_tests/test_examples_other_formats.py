@@ -1,0 +1,323 @@
+"""The incremental examples on the other table format: each capability's joinery_upsert models built
+with its format var flipped (dbt_project.yml: compaction and upsert default to parquet and run here
+on delta; fk_join and collect_join default to delta and run here on parquet), batch after batch as
+their own modules run them, and compared with the same plain-Python references.
+
+Only the joinery_upsert models of each capability and the seeds they read are built. One schema and
+one sequence of dbt runs feed every test:
+1. first build (full refresh): the compaction landing tables, fk_join batch 1, upsert batch 1, the
+   collect_join seeds;
+2. one run after new batches of every capability (new deltas, a delete, a new full snapshot, a new
+   partition and a new column for compaction; fk_join batch 2; upsert batch 2; new collect_join rows);
+3. one run per remaining fk_join batch;
+4. a run with nothing new, then the compaction batch landed a second time: nothing may change.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+
+from python_tests.compaction_reference import sorted_rows
+from python_tests.test_collect_join import DAY_MS, DEC_24
+from python_tests.test_collect_join import reference as collect_join_reference
+from python_tests.test_collect_join import seed as collect_join_seed
+from python_tests.test_compaction import (
+    LATER,
+    LATEST,
+    column_types,
+    csv_rows,
+    expected_columns,
+    expected_rows,
+    normalize,
+    seed_types,
+)
+from python_tests.test_fk_join import (
+    CUSTOMER_COLUMNS,
+    ORDER_COLUMNS,
+    RESULT_COLUMNS,
+    create_source,
+    fk_join_reference,
+    read_csv,
+)
+from python_tests.test_fk_join import SEEDS as FK_JOIN_SEEDS
+from python_tests.test_fk_join import land as land_events
+from python_tests.test_upsert import reference as upsert_reference
+
+SCHEMA = "test_examples_other_formats"
+# Each capability on the format its examples do not use by default.
+FLIPPED = {
+    "compaction_file_format": "delta",
+    "upsert_file_format": "delta",
+    "fk_join_file_format": "parquet",
+    "collect_join_file_format": "parquet",
+}
+# The compaction examples test_compaction.py checks against its reference, but for the Avro one
+# (Hive Avro is the point of that example, whatever the var).
+COMPACTION_MODELS = [
+    "compaction_simple_incremental",
+    "compaction_deletes_incremental",
+    "compaction_rebase_incremental",
+    "compaction_partitioned_incremental",
+    "compaction_new_attribute_default_incremental",
+]
+COMPACTION_SEEDS = [
+    "simple_snapshot",
+    "simple_delta",
+    "deletes_snapshot",
+    "deletes_delta",
+    "rebase_snapshot",
+    "rebase_delta",
+    "partitioned_snapshot",
+    "partitioned_delta",
+    "new_attribute_snapshot",
+    "new_attribute_delta",
+]
+FK_JOIN_MODELS = ["fk_orders_state", "fk_customers_state", "fk_orders_customers", "fk_orders_customers_left"]
+ORDERS_SOURCE, CUSTOMERS_SOURCE = "fk_formats_orders", "fk_formats_customers"
+COLLECT_JOIN_MODEL = "collect_join_puid_attributes_incremental"
+UPSERT_MODELS = ["upsert_customers", "upsert_customers_by_country"]
+UPSERT_COLUMNS = ["country", "customer_id", "name", "tier", "batch_id"]
+SEEDS = ["collect_join_attributes", "collect_join_mappings", "upsert_customer_changes"]
+MODEL_FORMAT = {
+    **{model: FLIPPED["compaction_file_format"] for model in COMPACTION_MODELS},
+    **{model: FLIPPED["fk_join_file_format"] for model in FK_JOIN_MODELS},
+    COLLECT_JOIN_MODEL: FLIPPED["collect_join_file_format"],
+    **{model: FLIPPED["upsert_file_format"] for model in UPSERT_MODELS},
+}
+VARS = {
+    **FLIPPED,
+    "fk_join_source_schema": SCHEMA,
+    "fk_join_orders_changelog": ORDERS_SOURCE,
+    "fk_join_customers_changelog": CUSTOMERS_SOURCE,
+}
+
+
+def table_rows(spark, table: str) -> tuple[list[str], list[dict]]:
+    spark.execute(f"refresh table {SCHEMA}.{table}")
+    columns = spark.columns(f"{SCHEMA}.{table}")
+    rows = spark.query(f"select * from {SCHEMA}.{table}")
+    return columns, [{c: normalize(v) for c, v in zip(columns, row, strict=True)} for row in rows]
+
+
+def compaction_state(spark, data: dict[str, list[dict]]) -> dict[str, tuple]:
+    """Per compaction model: (table columns, rows, columns the reference has, reference rows)."""
+    found = {}
+    for model in COMPACTION_MODELS:
+        columns, actual = table_rows(spark, model)
+        expected = expected_rows(model, data, columns)
+        found[model] = (
+            columns,
+            sorted_rows(actual, columns),
+            expected_columns(model, data),
+            sorted_rows(expected, columns),
+        )
+    return found
+
+
+def create_compaction_landing_table(spark, name: str, types: dict[str, str]) -> None:
+    rows = csv_rows(name)
+    values = ", ".join(
+        "(" + ", ".join("null" if row[c] is None else f"'{row[c]}'" for c in types) + ")" for row in rows
+    )
+    select = ", ".join(f"cast(col{i} as {t}) as {c}" for i, (c, t) in enumerate(types.items(), start=1))
+    spark.execute(f"drop table if exists {SCHEMA}.{name}")
+    spark.execute(f"create table {SCHEMA}.{name} using parquet as select {select} from values {values}")
+
+
+def land_compaction(spark, data: dict, seed: str, rows: list[dict]) -> None:
+    table = f"{SCHEMA}.compaction_{seed}"
+    types = column_types(spark, table)
+    values = ", ".join("(" + ", ".join("null" if r.get(c) is None else f"'{r[c]}'" for c in types) + ")" for r in rows)
+    select = ", ".join(f"cast(col{i} as {t})" for i, t in enumerate(types.values(), start=1))
+    spark.execute(f"insert into {table} select {select} from values {values}")
+    data[seed] += [{c: r.get(c) for c in types} for r in rows]
+
+
+def land_compaction_batches(spark, data: dict) -> None:
+    """test_compaction.py's batches: new deltas, a delete, a new full pull, a new partition, a new column."""
+    land_compaction(
+        spark,
+        data,
+        "simple_delta",
+        [{"key": "1", "value": "a5", "loaded_at": LATER}, {"key": "4", "value": "d5", "loaded_at": LATER}],
+    )
+    land_compaction(
+        spark,
+        data,
+        "deletes_delta",
+        [
+            {"key": "1", "ts": "2024-01-01 09:00:00", "is_deleted": "true", "loaded_at": LATER},
+            {"key": "5", "value": "e_old", "ts": "2024-01-01 01:00:00", "is_deleted": "false", "loaded_at": LATER},
+            {"key": "6", "value": "f", "ts": "2024-01-01 01:00:00", "is_deleted": "false", "loaded_at": LATER},
+        ],
+    )
+    spark.execute(
+        f"insert overwrite {SCHEMA}.compaction_rebase_snapshot select * from values "
+        f"(2, 'b5', timestamp'{LATER}'), (6, 'f5', timestamp'{LATER}')"
+    )
+    data["rebase_snapshot"] = [
+        {"key": "2", "value": "b5", "loaded_at": LATER},
+        {"key": "6", "value": "f5", "loaded_at": LATER},
+    ]
+    land_compaction(spark, data, "rebase_delta", [{"key": "7", "value": "g", "loaded_at": LATEST}])
+    land_compaction(
+        spark,
+        data,
+        "partitioned_delta",
+        [
+            {"key": "3", "value": "c5", "loaded_at": LATER, "year": "2024", "month": "1"},
+            {"key": "9", "value": "i", "loaded_at": LATER, "year": "2025", "month": "3"},
+        ],
+    )
+    spark.execute(f"alter table {SCHEMA}.compaction_new_attribute_delta add columns (value3 string)")
+    for row in data["new_attribute_delta"]:
+        row["value3"] = None
+    land_compaction(
+        spark,
+        data,
+        "new_attribute_delta",
+        [{"key": "1", "value1": "a5", "value2": "x5", "loaded_at": LATER, "value3": "v3"}],
+    )
+
+
+def fk_join_state(spark, orders: list[dict], customers: list[dict]) -> dict:
+    found = {}
+    for model, join_type in (("fk_orders_customers", "inner"), ("fk_orders_customers_left", "left")):
+        spark.execute(f"refresh table {SCHEMA}.{model}")
+        found[model] = (
+            set(spark.rows(f"{SCHEMA}.{model}", RESULT_COLUMNS)),
+            fk_join_reference(orders, customers, join_type),
+        )
+    return found
+
+
+def upsert_state(spark) -> dict:
+    found = {}
+    for model in UPSERT_MODELS:
+        spark.execute(f"refresh table {SCHEMA}.{model}")
+        found[model] = spark.rows(f"{SCHEMA}.{model}", UPSERT_COLUMNS)
+    return found
+
+
+def collect_join_state(spark) -> dict:
+    spark.execute(f"refresh table {SCHEMA}.{COLLECT_JOIN_MODEL}")
+    return {row[0]: row for row in spark.query(f"select * from {SCHEMA}.{COLLECT_JOIN_MODEL}")}
+
+
+@pytest.fixture(scope="module")
+def history(dbt, spark):
+    spark.execute(f"create schema if not exists {SCHEMA}")
+    types = seed_types()
+    for seed in COMPACTION_SEEDS:
+        create_compaction_landing_table(spark, f"compaction_{seed}", types[f"compaction_{seed}"])
+    compaction_data = {seed: csv_rows(f"compaction_{seed}") for seed in COMPACTION_SEEDS}
+
+    orders = read_csv(FK_JOIN_SEEDS / "fk_orders_changelog.csv", ORDER_COLUMNS)
+    customers = read_csv(FK_JOIN_SEEDS / "fk_customers_changelog.csv", CUSTOMER_COLUMNS)
+    order_batches, customer_batches = defaultdict(list), defaultdict(list)
+    for row in orders:
+        order_batches[row["batch_id"]].append(row)
+    for row in customers:
+        customer_batches[row["batch_id"]].append(row)
+    batches = sorted(set(order_batches) | set(customer_batches))
+    create_source(spark, f"{SCHEMA}.{ORDERS_SOURCE}", ORDER_COLUMNS)
+    create_source(spark, f"{SCHEMA}.{CUSTOMERS_SOURCE}", CUSTOMER_COLUMNS)
+    seen_orders: list[dict] = []
+    seen_customers: list[dict] = []
+
+    def land_fk_join(batch: int) -> None:
+        land_events(spark, f"{SCHEMA}.{ORDERS_SOURCE}", ORDER_COLUMNS, order_batches[batch])
+        land_events(spark, f"{SCHEMA}.{CUSTOMERS_SOURCE}", CUSTOMER_COLUMNS, customer_batches[batch])
+        seen_orders.extend(order_batches[batch])
+        seen_customers.extend(customer_batches[batch])
+
+    models = [*COMPACTION_MODELS, *FK_JOIN_MODELS, COLLECT_JOIN_MODEL, *UPSERT_MODELS]
+    states: dict[str, dict] = {}
+
+    def record(phase: str) -> None:
+        states[phase] = {
+            "compaction": compaction_state(spark, compaction_data),
+            "fk_join": fk_join_state(spark, seen_orders, seen_customers),
+            "collect_join": collect_join_state(spark),
+            "upsert": upsert_state(spark),
+        }
+
+    land_fk_join(batches[0])
+    dbt.invoke("seed", "--select", *SEEDS, schema=SCHEMA, vars=VARS)
+    dbt.invoke("run", "--full-refresh", "--select", *models, schema=SCHEMA, vars={**VARS, "upsert_through_batch": 1})
+    record("first build")
+
+    land_compaction_batches(spark, compaction_data)
+    land_fk_join(batches[1])
+    dec_26 = DEC_24 + 2 * DAY_MS + 3_600_000
+    new_attributes = [(dec_26, 67890, " 10 , 2,, "), (dec_26, 33333, "7")]
+    new_mappings = [(dec_26, 33333, "new"), (dec_26, 22222, "qqq")]
+    for table, rows in (("collect_join_attributes", new_attributes), ("collect_join_mappings", new_mappings)):
+        spark.execute(f"insert into {SCHEMA}.{table} values " + ", ".join(f"({t}, {k}, '{v}')" for t, k, v in rows))
+    dbt.invoke("run", "--select", *models, schema=SCHEMA, vars=VARS)
+    record("new batches")
+    states["collect_join inputs"] = (
+        collect_join_seed("collect_join_attributes") + new_attributes,
+        collect_join_seed("collect_join_mappings") + new_mappings,
+    )
+
+    for batch in batches[2:]:
+        land_fk_join(batch)
+        dbt.invoke("run", "--select", *FK_JOIN_MODELS, schema=SCHEMA, vars=VARS)
+        states[f"fk_join batch {batch}"] = {"fk_join": fk_join_state(spark, seen_orders, seen_customers)}
+
+    dbt.invoke("run", "--select", *models, schema=SCHEMA, vars=VARS)
+    record("nothing new")
+    land_compaction(
+        spark,
+        compaction_data,
+        "simple_delta",
+        [{"key": "1", "value": "a5", "loaded_at": LATER}, {"key": "4", "value": "d5", "loaded_at": LATER}],
+    )
+    dbt.invoke("run", "--select", *COMPACTION_MODELS, schema=SCHEMA, vars=VARS)
+    states["compaction batch landed twice"] = {"compaction": compaction_state(spark, compaction_data)}
+    return states
+
+
+def test_each_model_is_stored_in_the_flipped_format(history, spark):
+    for model, file_format in MODEL_FORMAT.items():
+        rows = spark.query(f"describe table extended {SCHEMA}.{model}")
+        provider = next(str(value).strip() for key, value, *_ in rows if (key or "").strip() == "Provider")
+        assert provider.lower() == file_format, (model, provider)
+
+
+@pytest.mark.parametrize("phase", ["first build", "new batches", "nothing new", "compaction batch landed twice"])
+def test_compaction_matches_the_reference(history, phase):
+    for model, (columns, actual, reference_columns, expected) in history[phase]["compaction"].items():
+        assert columns == reference_columns, (phase, model)
+        assert actual == expected, (phase, model)
+
+
+def test_fk_join_matches_the_reference_after_every_batch(history):
+    phases = [phase for phase in history if "fk_join" in history[phase]]
+    assert len(phases) >= 7, phases  # six batches and the run without new data
+    for phase in phases:
+        for model, (actual, expected) in history[phase]["fk_join"].items():
+            assert actual == expected, (phase, model)
+
+
+def test_upsert_applies_each_batch_and_a_run_without_changes(history):
+    for phase, batch in (("first build", 1), ("new batches", 2), ("nothing new", 2)):
+        for model, rows in history[phase]["upsert"].items():
+            assert rows == upsert_reference(batch), (phase, model)
+
+
+def test_collect_join_incremental_equals_a_recompute(history):
+    first = history["first build"]["collect_join"]
+    expected = collect_join_reference(
+        collect_join_seed("collect_join_attributes"), collect_join_seed("collect_join_mappings")
+    )
+    assert {puid: row[1] for puid, row in first.items()} == {g: ",".join(v) for g, v in expected.items()}
+    after = history["new batches"]["collect_join"]
+    expected = collect_join_reference(*history["collect_join inputs"])
+    assert {puid: row[1] for puid, row in after.items()} == {g: ",".join(v) for g, v in expected.items()}
+    # The untouched PUID keeps the row of the first run; a run without new data changes nothing.
+    assert after["abc"] == first["abc"]
+    assert history["nothing new"]["collect_join"] == after
