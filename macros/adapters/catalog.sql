@@ -9,11 +9,16 @@
 
 {% macro default__catalog_schema_name(custom_schema_name, node) %}
     {#- generate_schema_name with catalogs: `<catalog>.<name>` names dbt's usual schema for <name>
-        (`<target schema>_<name>`) in that catalog, so targets stay apart there too; any other value
-        is dbt's own rule. -#}
+        (`<target schema>_<name>`) in that catalog, so targets stay apart there too. A model of
+        file_format 'iceberg' without a catalog goes to the first Iceberg catalog: an example whose
+        format is a var then builds on iceberg too. Anything else is dbt's own rule. -#}
     {% set name = custom_schema_name | trim if custom_schema_name is not none else none %}
-    {% if name is none or '.' not in name %}
+    {% set config = node.config if node is not none and node.config is defined else none %}
+    {% set iceberg = config is not none and (config.get('file_format') or '') | lower == 'iceberg' %}
+    {% if (name is none or '.' not in name) and not iceberg %}
         {{ return(default__generate_schema_name(name, node)) }}
+    {% elif name is none or '.' not in name %}
+        {{ return(joinery.iceberg_catalogs()[0] ~ '.' ~ default__generate_schema_name(name, node)) }}
     {% endif %}
     {% set parts = name.split('.') %}
     {% if not modules.re.match('^[A-Za-z_][A-Za-z0-9_]*\\.[A-Za-z_][A-Za-z0-9_]*$', name) %}

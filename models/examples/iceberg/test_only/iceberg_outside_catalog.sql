@@ -3,6 +3,7 @@
     materialized='joinery_upsert',
     unique_key='id',
     file_format='iceberg',
+    schema='spark_catalog.examples',
     enabled=var('iceberg_test_models', false)
 ) }}
 
