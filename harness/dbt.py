@@ -7,6 +7,7 @@ target path of its own so concurrent users of the repo do not overwrite each oth
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -21,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from harness import REPO_ROOT
+
 PROFILES_DIR = REPO_ROOT / "profiles"
 # dbt's own name for it, under the target path.
 PARTIAL_PARSE_FILE = "partial_parse.msgpack"
@@ -119,10 +121,9 @@ def poll_thrift_quickly() -> None:
     `poll_interval` seconds.
 
     dbt-spark runs each statement asynchronously and sleeps `poll_interval` (whole seconds, 1 at
-    least to be useful) between status checks, so a 20 ms DDL statement costs a full second, and a
-    joinery_upsert model runs about thirty statements. The short first waits matter as much: most
-    statements finish within a few tens of milliseconds. JOINERY_THRIFT_POLL_SECONDS overrides the
-    0.1 s cap.
+    least to be useful) between status checks, so a short DDL statement costs a full second, and a
+    joinery_upsert model runs dozens of statements; most finish within a few tens of milliseconds.
+    JOINERY_THRIFT_POLL_SECONDS overrides the 0.1 s cap.
     """
     from dbt.adapters.spark.connections import PyhiveConnectionWrapper
 
@@ -153,10 +154,10 @@ def tolerate_failed_session_close() -> None:
     pyspark's jars lack hive-llap-common, so the Thrift server's session close can fail in Hive's
     FunctionRegistry static initializer (NoClassDefFoundError: .../LlapSigner$Signable, the gap
     SPARK-51041 closed for Spark's own tests). The session's work is done by then and the transport
-    is closed; dbt-spark would still report the model as failed. Seen once in a full `make test`.
-    With `hive.server2.enable.doAs=false` (harness/thrift_server.py) no session proxy turns that
-    Error into an error response: the server's handler thread dies and the client reads a closed
-    socket (TTransportException, "TSocket read 0 bytes"). Seen once in a module run; same cure.
+    is closed; dbt-spark would still report the model as failed. With
+    `hive.server2.enable.doAs=false` (harness/thrift_server.py) no session proxy turns that Error
+    into an error response: the server's handler thread dies and the client reads a closed socket
+    (TTransportException, "TSocket read 0 bytes"); same cure.
     """
     from dbt.adapters.spark.connections import PyhiveConnectionWrapper
     from pyhive.exc import OperationalError
@@ -184,13 +185,11 @@ def reuse_template_parses() -> None:
     """Keep, for the life of this process, the Jinja parse of every macro and file text dbt parsed,
     so that a later full parse here reuses them instead of parsing all 693 macros again.
 
-    A new schema or new vars make dbt parse the whole project again (partial_parse_copy): about 17
-    times in a `make test`, 15-60 s each under its load. On an idle machine (2026-11-25) a second
-    full parse in one process took 6.5 s, and 3-4 s with this (runs alternating, same hour). It is
-    dbt-common's own switch (`enable_test_caching`), the one dbt-core's pytest fixtures turn on. Its
-    caches are keyed by the source text, so an edited file is parsed afresh, and they hold what dbt
-    reads from a parse (block boundaries, macro names and calls), not templates: rendering compiles
-    each one again.
+    A new schema or new vars make dbt parse the whole project again (partial_parse_copy), many times
+    in a `make test` (benchmarks/optimizations.md, "The test suite"). It is dbt-common's own switch
+    (`enable_test_caching`), the one dbt-core's pytest fixtures turn on. Its caches are keyed by the
+    source text, so an edited file is parsed afresh, and they hold what dbt reads from a parse (block
+    boundaries, macro names and calls), not templates: rendering compiles each one again.
     """
     from dbt_common.tests import enable_test_caching
 
@@ -266,12 +265,12 @@ class DbtProject:
     def partial_parse_copy(self, schema: str, vars: dict[str, Any] | None) -> Path:
         """Where this project keeps dbt's partial-parse file for one parse state.
 
-        dbt keeps a single `partial_parse.msgpack` and parses the whole project again (about 7 s,
-        against under 1 s) whenever the vars, the profile (the schema is in it) or the target
-        differ from the last invocation's. Callers that alternate schemas or vars (the tests do)
-        would pay that on nearly every invocation; one copy per state avoids it. dbt still checks
-        each copy (vars, profile and file checksums) before using it, so a stale one only costs
-        a parse.
+        dbt keeps a single `partial_parse.msgpack` and parses the whole project again (seconds,
+        against a fraction of one for a partial parse) whenever the vars, the profile (the schema is
+        in it) or the target differ from the last invocation's. Callers that alternate schemas or
+        vars (the tests do) would pay that on nearly every invocation; one copy per state avoids it.
+        dbt still checks each copy (vars, profile and file checksums) before using it, so a stale
+        one only costs a parse.
         """
         state = json.dumps(
             [str(self.project_dir), self.target, schema, vars or {}, self.env], sort_keys=True, default=str
@@ -284,7 +283,7 @@ class DbtProject:
         if saved.exists():
             shutil.copyfile(saved, current)
         else:
-            # The file left is another state's: dbt would read it (about 1 s) only to reject it.
+            # The file left is another state's: dbt would spend time reading it only to reject it.
             current.unlink(missing_ok=True)
         return saved
 
@@ -293,6 +292,18 @@ class DbtProject:
         if current.exists():
             saved.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(current, saved)
+
+    def deps(self) -> None:
+        """`dbt deps` for this project: installs its packages (joinery as a local package works offline).
+        It takes no target or target path, so it does not go through `invoke`; its output goes to stderr."""
+        from dbt.cli.main import dbtRunner
+
+        with contextlib.redirect_stdout(sys.stderr):
+            outcome = dbtRunner().invoke(
+                ["deps", "--project-dir", str(self.project_dir), "--profiles-dir", str(PROFILES_DIR)]
+            )
+        if not outcome.success:
+            raise RuntimeError(f"`dbt deps` failed in {self.project_dir}: {outcome.exception}")
 
     def command_line(self, args: tuple[str, ...], target_path: Path, vars: dict[str, Any] | None) -> list[str]:
         """dbt's arguments for `args` on this project, its profiles and target, and `vars`."""
@@ -313,7 +324,7 @@ class DbtProject:
         expect_success=False asserts that it failed; None accepts either outcome. `env`: environment
         variables for this call only. A value that changes from call to call belongs here rather
         than in `vars` when a model reads it with env_var(): dbt then parses again only the files
-        that read it, where any new vars make it parse the whole project (about 15 s under load).
+        that read it, where any new vars make it parse the whole project.
         """
         from dbt.cli.main import dbtRunner
 
