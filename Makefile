@@ -16,7 +16,7 @@ TEST_WORKERS ?= 4
 demo: setup
 	$(PY) -m harness.demo
 
-## test: install if needed, then the whole suite: pytest (own Thrift server), sqlfluff, ruff
+## test: install if needed, then the whole suite: pytest (own Thrift server), then `make lint`
 test: setup
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 python_tests
 	$(MAKE) --no-print-directory lint
@@ -24,10 +24,15 @@ test: setup
 setup:
 	@bash scripts/setup.sh
 
+## lint: ruff; sqlfluff on the SQL sources, then on the SQL the macros generate for the example
+## models (compiled on the embedded Spark after an empty build of their inputs)
 lint: setup
-	$(VENV)/bin/sqlfluff lint --processes 0 models macros tests integration_tests/models
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/sqlfluff lint --processes 0 models macros tests integration_tests/models
+	$(PY) -m harness.compile_examples target/lint_compile
+	$(VENV)/bin/sqlfluff lint --processes 0 --config lint/compiled.sqlfluff target/lint_compile/sql/checked
+	$(VENV)/bin/sqlfluff lint --processes 0 --config lint/compiled_pending.sqlfluff target/lint_compile/sql/pending
 
 ## thrift-start / thrift-stop: a local Spark Thrift server on 127.0.0.1:$${JOINERY_THRIFT_PORT:-10000}
 thrift-start: setup
