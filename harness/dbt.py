@@ -31,9 +31,10 @@ PARTIAL_PARSE_FILE = "partial_parse.msgpack"
 
 def apply_dbt_spark_fixes() -> None:
     """The dbt-spark behaviours joinery corrects in every entry point that runs dbt (`make demo`,
-    the tests, the benchmarks, `scripts/dbt`). Each is idempotent and explained in its function."""
+    the tests, the benchmarks, `scripts/dbt`). Each is idempotent and explained in its function.
+    Only Python can change these; what a macro can do lives in the package (empty seed cells as
+    NULL: macros/common/seeds.sql). The README's "Guarantees" says which guarantees rest on these."""
     keep_ansi_mode_on()
-    keep_seed_nulls()
     bound_thrift_waits()
     poll_thrift_quickly()
     tolerate_failed_session_close()
@@ -73,25 +74,6 @@ def keep_ansi_mode_on() -> None:
 
     SparkCredentials.__post_init__ = __post_init__
     SparkCredentials._joinery_ansi_on = True
-
-
-def keep_seed_nulls() -> None:
-    """Load empty seed cells as NULL on the session target, as the Thrift targets do.
-
-    dbt-spark's session cursor formats every binding as a quoted literal, so an empty CSV cell (None)
-    becomes the string 'None' in a string column. Expected-output seeds with NULLs need real NULLs.
-    """
-    from dbt.adapters.spark.session import SessionConnectionWrapper
-
-    if getattr(SessionConnectionWrapper, "_joinery_seed_nulls", False):
-        return
-    quoted = SessionConnectionWrapper._fix_binding.__func__
-
-    def _fix_binding(cls, value):
-        return "NULL" if value is None else quoted(cls, value)
-
-    SessionConnectionWrapper._fix_binding = classmethod(_fix_binding)
-    SessionConnectionWrapper._joinery_seed_nulls = True
 
 
 def bound_thrift_waits() -> None:
@@ -358,6 +340,7 @@ class DbtProject:
                 "message": node_result.message,
                 "failures": getattr(node_result, "failures", None),
                 "compiled_code": getattr(node, "compiled_code", None),
+                "original_file_path": getattr(node, "original_file_path", None),
             }
         if expect_success is True and not result.success:
             raise AssertionError(f"`dbt {' '.join(args)}` failed:\n{result.messages}")
