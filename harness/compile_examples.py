@@ -2,16 +2,19 @@
 
 joinery's macros read their inputs' columns from Spark, so `dbt compile` needs every seed and model
 upstream of an example to exist. On the embedded `local` target (no server) and in a throwaway Spark
-folder, `dbt build --empty` creates the seeds and models with their columns (no tests run), then
-`dbt compile` writes each model's SQL. The models' SQL is copied to <target path>/sql/ for
-`make lint`: under `checked/`, and under `pending/` for the models listed in PENDING, which
-`make lint` checks with the rules their SQL does not meet yet relaxed (lint/compiled_pending.sqlfluff).
+folder, `dbt build --empty` creates the seeds (the examples' sources are seeds too) and every model
+another model reads, with their columns and no rows (no tests run); then `dbt compile` writes each
+model's SQL (the first-run form of incremental models, whose own tables are not built). The models'
+SQL is copied to <target path>/sql/ for `make lint`: under `checked/`, and under `pending/` for the
+models listed in PENDING, checked with the rules their SQL does not meet yet relaxed
+(lint/compiled_pending.sqlfluff).
 
 `python -m harness.compile_examples [TARGET_PATH]` (default target/lint_compile).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -44,9 +47,20 @@ def compile_examples(target_path: Path) -> Path:
         # The metastore is deleted with the folder: no commit needs to reach the disk.
         os.environ.setdefault("JOINERY_JAVA_OPTIONS", f"{short_lived_java_options()} {THROWAWAY_METASTORE}")
         project = DbtProject(target="local", target_path=target_path, env={"JOINERY_DRIVER_MEMORY": "1g"})
-        project.invoke("build", "--empty", "--exclude", "resource_type:test", "resource_type:unit_test")
+        project.invoke("build", "--empty", "--select", "resource_type:seed", *models_read_by_models(project))
         result = project.invoke("compile", "--select", "resource_type:model")
     return copy_model_sql(result.nodes, target_path / "sql")
+
+
+def models_read_by_models(project: DbtProject) -> list[str]:
+    """Names of the example models that another model reads: the only models compiling needs built."""
+    project.invoke("parse")
+    manifest = json.loads((project.target_path / "manifest.json").read_text())
+    return sorted(
+        manifest["nodes"][parent]["name"]
+        for parent, children in manifest["child_map"].items()
+        if parent.startswith("model.joinery.") and any(child.startswith("model.") for child in children)
+    )
 
 
 def copy_model_sql(nodes: dict[str, dict], lint_dir: Path) -> Path:
