@@ -47,7 +47,9 @@ def compile_examples(target_path: Path) -> Path:
         # The metastore is deleted with the folder: no commit needs to reach the disk.
         os.environ.setdefault("JOINERY_JAVA_OPTIONS", f"{short_lived_java_options()} {THROWAWAY_METASTORE}")
         project = DbtProject(target="local", target_path=target_path, env={"JOINERY_DRIVER_MEMORY": "1g"})
-        project.invoke("build", "--empty", "--select", "resource_type:seed", *models_read_by_models(project))
+        inputs = ["resource_type:seed", *models_read_by_models(project)]
+        tests = ["resource_type:test", "resource_type:unit_test"]
+        project.invoke("build", "--empty", "--select", *inputs, "--exclude", *tests)
         result = project.invoke("compile", "--select", "resource_type:model")
     return copy_model_sql(result.nodes, target_path / "sql")
 
