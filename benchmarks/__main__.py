@@ -16,8 +16,8 @@ import traceback
 from pathlib import Path
 
 from benchmarks.cases import CASES
+from harness import REPO_ROOT
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 RESULTS_PATH = Path(__file__).resolve().parent / "RESULTS.md"
 MIN_ALL_REPEATS = 3  # the benchmarks issue: a median of at least 3 alternating repetitions
 

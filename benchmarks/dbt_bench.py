@@ -8,20 +8,10 @@ import sys
 import time
 from pathlib import Path
 
-from harness.dbt import PROFILES_DIR, DbtProject
+from harness.dbt import DbtProject
 
 PROJECT_DIR = Path(__file__).resolve().parent / "project"
 SCHEMA = "bench"
-
-
-def install_joinery_package() -> None:
-    """`dbt deps` for the bench project (it takes no --target-path, so not through DbtProject.invoke)."""
-    from dbt.cli.main import dbtRunner
-
-    with contextlib.redirect_stdout(sys.stderr):
-        outcome = dbtRunner().invoke(["deps", "--project-dir", str(PROJECT_DIR), "--profiles-dir", str(PROFILES_DIR)])
-    if not outcome.success:
-        raise RuntimeError(f"dbt deps in {PROJECT_DIR} failed: {outcome.exception}")
 
 
 class BenchDbt:
@@ -37,7 +27,7 @@ class BenchDbt:
         if not self._installed:
             # joinery is a local package (a symlink to the repo); install it once per checkout.
             if not (PROJECT_DIR / "dbt_packages" / "joinery").exists():
-                install_joinery_package()
+                self.project.deps()
             self._installed = True
         # dbt logs (and `compile` prints SQL) to stdout, which carries only the benchmarks' JSON lines.
         with contextlib.redirect_stdout(sys.stderr):

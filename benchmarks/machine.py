@@ -9,6 +9,8 @@ from datetime import datetime, timezone
 from importlib.metadata import version
 from pathlib import Path
 
+from harness import REPO_ROOT
+
 
 def _memory_gib() -> float | None:
     try:
@@ -28,9 +30,6 @@ def _cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or "unknown"
-
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def _git_commit() -> str:

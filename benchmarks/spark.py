@@ -13,10 +13,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness import REPO_ROOT
 from harness.java import driver_java_options
 from harness.table_formats import table_format_conf
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
 # Shuffle exchanges as Spark names them in a physical plan: `Exchange hashpartitioning(...)`,
 # `Exchange SinglePartition`, `Exchange rangepartitioning(...)`; broadcasts are `BroadcastExchange`.

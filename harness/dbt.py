@@ -7,6 +7,7 @@ target path of its own so concurrent users of the repo do not overwrite each oth
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -21,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from harness import REPO_ROOT
+
 PROFILES_DIR = REPO_ROOT / "profiles"
 # dbt's own name for it, under the target path.
 PARTIAL_PARSE_FILE = "partial_parse.msgpack"
@@ -29,9 +31,10 @@ PARTIAL_PARSE_FILE = "partial_parse.msgpack"
 
 def apply_dbt_spark_fixes() -> None:
     """The dbt-spark behaviours joinery corrects in every entry point that runs dbt (`make demo`,
-    the tests, the benchmarks, `scripts/dbt`). Each is idempotent and explained in its function."""
+    the tests, the benchmarks, `scripts/dbt`). Each is idempotent and explained in its function.
+    Only Python can change these; what a macro can do lives in the package (empty seed cells as
+    NULL: macros/common/seeds.sql). The README's "Guarantees" says which guarantees rest on these."""
     keep_ansi_mode_on()
-    keep_seed_nulls()
     bound_thrift_waits()
     poll_thrift_quickly()
     tolerate_failed_session_close()
@@ -73,25 +76,6 @@ def keep_ansi_mode_on() -> None:
     SparkCredentials._joinery_ansi_on = True
 
 
-def keep_seed_nulls() -> None:
-    """Load empty seed cells as NULL on the session target, as the Thrift targets do.
-
-    dbt-spark's session cursor formats every binding as a quoted literal, so an empty CSV cell (None)
-    becomes the string 'None' in a string column. Expected-output seeds with NULLs need real NULLs.
-    """
-    from dbt.adapters.spark.session import SessionConnectionWrapper
-
-    if getattr(SessionConnectionWrapper, "_joinery_seed_nulls", False):
-        return
-    quoted = SessionConnectionWrapper._fix_binding.__func__
-
-    def _fix_binding(cls, value):
-        return "NULL" if value is None else quoted(cls, value)
-
-    SessionConnectionWrapper._fix_binding = classmethod(_fix_binding)
-    SessionConnectionWrapper._joinery_seed_nulls = True
-
-
 def bound_thrift_waits() -> None:
     """Fail instead of hanging when a Thrift server accepts the connection but never answers.
 
@@ -119,10 +103,9 @@ def poll_thrift_quickly() -> None:
     `poll_interval` seconds.
 
     dbt-spark runs each statement asynchronously and sleeps `poll_interval` (whole seconds, 1 at
-    least to be useful) between status checks, so a 20 ms DDL statement costs a full second, and a
-    joinery_upsert model runs about thirty statements. The short first waits matter as much: most
-    statements finish within a few tens of milliseconds. JOINERY_THRIFT_POLL_SECONDS overrides the
-    0.1 s cap.
+    least to be useful) between status checks, so a short DDL statement costs a full second, and a
+    joinery_upsert model runs dozens of statements; most finish within a few tens of milliseconds.
+    JOINERY_THRIFT_POLL_SECONDS overrides the 0.1 s cap.
     """
     from dbt.adapters.spark.connections import PyhiveConnectionWrapper
 
@@ -153,10 +136,10 @@ def tolerate_failed_session_close() -> None:
     pyspark's jars lack hive-llap-common, so the Thrift server's session close can fail in Hive's
     FunctionRegistry static initializer (NoClassDefFoundError: .../LlapSigner$Signable, the gap
     SPARK-51041 closed for Spark's own tests). The session's work is done by then and the transport
-    is closed; dbt-spark would still report the model as failed. Seen once in a full `make test`.
-    With `hive.server2.enable.doAs=false` (harness/thrift_server.py) no session proxy turns that
-    Error into an error response: the server's handler thread dies and the client reads a closed
-    socket (TTransportException, "TSocket read 0 bytes"). Seen once in a module run; same cure.
+    is closed; dbt-spark would still report the model as failed. With
+    `hive.server2.enable.doAs=false` (harness/thrift_server.py) no session proxy turns that Error
+    into an error response: the server's handler thread dies and the client reads a closed socket
+    (TTransportException, "TSocket read 0 bytes"); same cure.
     """
     from dbt.adapters.spark.connections import PyhiveConnectionWrapper
     from pyhive.exc import OperationalError
@@ -184,13 +167,11 @@ def reuse_template_parses() -> None:
     """Keep, for the life of this process, the Jinja parse of every macro and file text dbt parsed,
     so that a later full parse here reuses them instead of parsing all 693 macros again.
 
-    A new schema or new vars make dbt parse the whole project again (partial_parse_copy): about 17
-    times in a `make test`, 15-60 s each under its load. On an idle machine (2026-11-25) a second
-    full parse in one process took 6.5 s, and 3-4 s with this (runs alternating, same hour). It is
-    dbt-common's own switch (`enable_test_caching`), the one dbt-core's pytest fixtures turn on. Its
-    caches are keyed by the source text, so an edited file is parsed afresh, and they hold what dbt
-    reads from a parse (block boundaries, macro names and calls), not templates: rendering compiles
-    each one again.
+    A new schema or new vars make dbt parse the whole project again (partial_parse_copy), many times
+    in a `make test` (benchmarks/optimizations.md, "The test suite"). It is dbt-common's own switch
+    (`enable_test_caching`), the one dbt-core's pytest fixtures turn on. Its caches are keyed by the
+    source text, so an edited file is parsed afresh, and they hold what dbt reads from a parse (block
+    boundaries, macro names and calls), not templates: rendering compiles each one again.
     """
     from dbt_common.tests import enable_test_caching
 
@@ -266,12 +247,12 @@ class DbtProject:
     def partial_parse_copy(self, schema: str, vars: dict[str, Any] | None) -> Path:
         """Where this project keeps dbt's partial-parse file for one parse state.
 
-        dbt keeps a single `partial_parse.msgpack` and parses the whole project again (about 7 s,
-        against under 1 s) whenever the vars, the profile (the schema is in it) or the target
-        differ from the last invocation's. Callers that alternate schemas or vars (the tests do)
-        would pay that on nearly every invocation; one copy per state avoids it. dbt still checks
-        each copy (vars, profile and file checksums) before using it, so a stale one only costs
-        a parse.
+        dbt keeps a single `partial_parse.msgpack` and parses the whole project again (seconds,
+        against a fraction of one for a partial parse) whenever the vars, the profile (the schema is
+        in it) or the target differ from the last invocation's. Callers that alternate schemas or
+        vars (the tests do) would pay that on nearly every invocation; one copy per state avoids it.
+        dbt still checks each copy (vars, profile and file checksums) before using it, so a stale
+        one only costs a parse.
         """
         state = json.dumps(
             [str(self.project_dir), self.target, schema, vars or {}, self.env], sort_keys=True, default=str
@@ -284,7 +265,7 @@ class DbtProject:
         if saved.exists():
             shutil.copyfile(saved, current)
         else:
-            # The file left is another state's: dbt would read it (about 1 s) only to reject it.
+            # The file left is another state's: dbt would spend time reading it only to reject it.
             current.unlink(missing_ok=True)
         return saved
 
@@ -293,6 +274,18 @@ class DbtProject:
         if current.exists():
             saved.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(current, saved)
+
+    def deps(self) -> None:
+        """`dbt deps` for this project: installs its packages (joinery as a local package works offline).
+        It takes no target or target path, so it does not go through `invoke`; its output goes to stderr."""
+        from dbt.cli.main import dbtRunner
+
+        with contextlib.redirect_stdout(sys.stderr):
+            outcome = dbtRunner().invoke(
+                ["deps", "--project-dir", str(self.project_dir), "--profiles-dir", str(PROFILES_DIR)]
+            )
+        if not outcome.success:
+            raise RuntimeError(f"`dbt deps` failed in {self.project_dir}: {outcome.exception}")
 
     def command_line(self, args: tuple[str, ...], target_path: Path, vars: dict[str, Any] | None) -> list[str]:
         """dbt's arguments for `args` on this project, its profiles and target, and `vars`."""
@@ -313,7 +306,7 @@ class DbtProject:
         expect_success=False asserts that it failed; None accepts either outcome. `env`: environment
         variables for this call only. A value that changes from call to call belongs here rather
         than in `vars` when a model reads it with env_var(): dbt then parses again only the files
-        that read it, where any new vars make it parse the whole project (about 15 s under load).
+        that read it, where any new vars make it parse the whole project.
         """
         from dbt.cli.main import dbtRunner
 
@@ -347,6 +340,7 @@ class DbtProject:
                 "message": node_result.message,
                 "failures": getattr(node_result, "failures", None),
                 "compiled_code": getattr(node, "compiled_code", None),
+                "original_file_path": getattr(node, "original_file_path", None),
             }
         if expect_success is True and not result.success:
             raise AssertionError(f"`dbt {' '.join(args)}` failed:\n{result.messages}")

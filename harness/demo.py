@@ -1,7 +1,8 @@
 """`make demo`: build every seed, example model and test of joinery on the embedded Spark.
 
 Runs `dbt build` on the `local` target (Spark inside this process, no server), with the build
-summary hook on, then prints one closing line. Exit code is dbt's.
+summary hook on, then prints one closing line. Exit code is dbt's. Arguments are passed to
+`dbt build` (e.g. `--select path:models/examples/splitter`); the benchmark smoke test runs it so.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from harness.dbt import REPO_ROOT, DbtProject
 from harness.java import JavaMissing, require_java
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     try:
         require_java()
     except JavaMissing as exc:
@@ -23,7 +24,8 @@ def main() -> int:
     os.environ.setdefault("JOINERY_SPARK_DIR", str(REPO_ROOT / ".spark" / "local"))
     project = DbtProject(target="local")
     started = time.monotonic()
-    result = project.invoke("build", vars={"joinery_build_summary": True}, expect_success=None)
+    selection = sys.argv[1:] if argv is None else argv
+    result = project.invoke("build", *selection, vars={"joinery_build_summary": True}, expect_success=None)
     elapsed = time.monotonic() - started
     counts: dict[str, int] = {}
     for node in result.nodes.values():

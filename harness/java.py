@@ -7,10 +7,9 @@ the setup script runs it before the virtualenv exists.
 
 The class-data archive (JDK AppCDS, `-XX:SharedArchiveFile`) holds the Spark, Hive and Derby classes
 a Spark driver loads, already parsed and verified: a Spark start with it takes about half the time
-(measured on 2 cores: 18 s to 9 s for a session and its first queries, 19 s to 11.5 s for the
-Thrift server). `python -m harness.java --class-archive` (run by scripts/setup.sh) builds it once
-per Java and pyspark version under .spark/cds/. A JVM that cannot use it (another Java, another
-class path) runs normally without it.
+(benchmarks/optimizations.md, "The test suite"). `python -m harness.java --class-archive` (run by
+scripts/setup.sh) builds it once per Java and pyspark version under .spark/cds/. A JVM that cannot
+use it (another Java, another class path) runs normally without it.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from harness import table_formats
+from harness import REPO_ROOT, table_formats
 
 MIN_JAVA = 17
 
@@ -77,20 +76,17 @@ def require_java() -> str:
     return f"Java {major} ({java})"
 
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 # For the test suite's short-lived Sparks (its Thrift servers, the crash trials, the benchmark smoke
 # run), which run many small, different statements: the quick (C1) JIT alone, with room in the code
-# cache so that it does not keep sweeping. The optimizing (C2) compiler was 40% of a test server's
-# CPU; without it, test_upsert on 2 cores took 82 s of JVM CPU instead of 132 s (91 s wall instead
-# of 101 s), and CPU is much of what the pytest workers wait for. Not for real workloads.
+# cache so that it does not keep sweeping: the optimizing (C2) compiler costs such a JVM more CPU than
+# it saves (benchmarks/optimizations.md, "The test suite"). Not for real workloads.
 QUICK_JIT = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=512m"
 # For Sparks whose metastore is thrown away after the run (the pytest fixture's Thrift server, the
 # benchmark smoke run): Derby does not force its log to disk at each commit, as Hive's own tests do
-# (HIVE-29401). A joinery_upsert run makes many small metastore commits: test_fk_join alone took
-# 183 s and 191 s with it against 202 s and 207 s without (JVM CPU 257-266 s against 279-290 s),
-# alternating on 2 cores. Derby then no longer promises that a commit survives the JVM's end, so
-# never for the crash trials (they kill their Spark and must see what a real metastore keeps), the
-# demo, the `local` target or `make thrift-start`.
+# (HIVE-29401), which matters because a joinery_upsert run makes many small metastore commits.
+# Derby then no longer promises that a commit survives the JVM's end, so never for the crash trials
+# (they kill their Spark and must see what a real metastore keeps), the demo, the `local` target or
+# `make thrift-start`.
 THROWAWAY_METASTORE = "-Dderby.system.durability=test"
 LOG_CONFIG = REPO_ROOT / "conf" / "spark" / "log4j2.properties"
 ARCHIVE_DIR = REPO_ROOT / ".spark" / "cds"

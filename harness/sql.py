@@ -81,3 +81,38 @@ class SparkSql:
                 self._conn.close()
             finally:
                 self._conn = None
+
+
+# Helpers of the tests that land their own source batches between dbt runs.
+
+
+def sql_literal(value: Any) -> str:
+    """A Python value as a Spark SQL literal (None as null, strings quoted and escaped)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def read_rows(spark: SparkSql, table: str, columns: list[str]) -> set[tuple]:
+    """The rows of `table` as a set, read after refreshing the session's view of the table."""
+    # joinery_upsert commits a new version by moving the table's location: a reader in another
+    # session refreshes its cached file listing first.
+    spark.execute(f"refresh table {table}")
+    return set(spark.rows(table, columns))
+
+
+def create_source(spark: SparkSql, table: str, columns: dict[str, str]) -> None:
+    """(Re)create an empty parquet source table of the given {column: type}."""
+    spark.execute(f"drop table if exists {table}")
+    spark.execute(f"create table {table} ({', '.join(f'{n} {t}' for n, t in columns.items())}) using parquet")
+
+
+def land(spark: SparkSql, table: str, columns: dict[str, str], rows: list[dict[str, Any]]) -> None:
+    """Append a batch of change events to a source table, as a loader would."""
+    if rows:
+        values = ", ".join("(" + ", ".join(sql_literal(row[name]) for name in columns) + ")" for row in rows)
+        spark.execute(f"insert into {table} values {values}")

@@ -26,7 +26,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from harness import REPO_ROOT
+
 POM = REPO_ROOT / "conf" / "jars" / "pom.xml"
 ICEBERG_CATALOG = "iceberg"
 STAMP = ".pom.sha256"

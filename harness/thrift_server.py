@@ -23,10 +23,10 @@ import time
 from collections import deque
 from pathlib import Path
 
+from harness import REPO_ROOT
 from harness.java import JavaMissing, driver_java_options, require_java, spark_home
 from harness.table_formats import JarsMissing, require_jars, table_format_conf
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_HOME = REPO_ROOT / ".spark" / "thrift"
 DEFAULT_PORT = 10000
 LOOPBACK = "127.0.0.1"

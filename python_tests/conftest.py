@@ -29,11 +29,8 @@ from harness.sql import SparkSql
 from harness.thrift_server import ThriftServer, free_port
 
 # Slowest modules first, so that on the workers the long ones run side by side rather than one of
-# them ending the run alone (pytest-xdist keeps this order with --no-loadscope-reorder). Ordered by
-# the modules' times in a `make test` of 2026-11-25 (seconds under its load, setup and calls):
-# test_upsert 1071, test_idempotence 846, test_fk_join 815, test_benchmarks_smoke 656,
-# test_crash_safety 503, test_bad_inputs 497, then 290-321 each. test_upsert used to come fifth and
-# was queued behind test_crash_safety on one worker: that worker ended the run 100 s after the rest.
+# them ending the run alone (pytest-xdist keeps this order with --no-loadscope-reorder). The order
+# follows the modules' times in a full `make test` (benchmarks/optimizations.md, "The test suite").
 SLOWEST_FIRST = [
     "test_upsert",
     "test_idempotence",
@@ -99,9 +96,8 @@ def dbt(thrift_server, tmp_path_factory, worker_id) -> DbtProject:
 @pytest.fixture
 def minimal_project(tmp_path) -> Path:
     """A project of one model on joinery's profiles (profile `joinery_integration_tests`): what a
-    test of the harness or of a target needs, where parsing joinery itself took 13 s a parse on
-    2 cores (longer under the suite's load), and installing it with `dbt deps` into integration_tests/
-    raced with test_packaging's own `dbt deps` there when both modules ran at once."""
+    test of the harness or of a target needs, without the cost of parsing joinery, and without a
+    `dbt deps` into integration_tests/ that would race with test_packaging's own."""
     project = tmp_path / "minimal_project"
     (project / "models").mkdir(parents=True)
     (project / "models" / "one.sql").write_text("select 1 as one\n")

@@ -19,7 +19,6 @@ import pytest
 
 from harness.dbt import REPO_ROOT, DbtProject
 from harness.thrift_server import free_port
-from python_tests.test_packaging import dbt_deps
 
 SCHEMA = "test_bad_inputs"
 T1, T2, T3 = "timestamp'2024-01-01 00:00:00'", "timestamp'2024-01-02 00:00:00'", "timestamp'2024-01-03 00:00:00'"
@@ -785,14 +784,15 @@ def write_project(root: Path) -> None:
 def project(thrift_server, tmp_path_factory) -> DbtProject:
     root = tmp_path_factory.mktemp("bad_inputs_project")
     write_project(root)
-    dbt_deps(root)
-    return DbtProject(
+    dbt = DbtProject(
         project_dir=root,
         target="thrift",
         schema=SCHEMA,
         target_path=root / "target",
         env={"JOINERY_THRIFT_PORT": str(thrift_server.port), "JOINERY_THRIFT_HOST": "127.0.0.1"},
     )
+    dbt.deps()
+    return dbt
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,14 @@ from typing import Any
 import pytest
 
 from harness.dbt import REPO_ROOT
+from harness.sql import create_source, land, read_rows
+from python_tests.fk_join_reference import (
+    CUSTOMER_COLUMNS,
+    ORDER_COLUMNS,
+    RESULT_COLUMNS,
+    fk_join_reference,
+    result_changes,
+)
 
 SCHEMA = "test_fk_join"
 # A table's columns read from the metastore: dbt-spark's `describe extended`, joinery_upsert's
@@ -26,15 +34,6 @@ DESCRIBE = re.compile(r"\s*describe\s+(?:table\s+)?extended\s+(\S+)", re.IGNOREC
 SEEDS = REPO_ROOT / "seeds" / "fk_join"
 ORDERS_SOURCE = "fk_scenario_orders"
 CUSTOMERS_SOURCE = "fk_scenario_customers"
-ORDER_COLUMNS = {
-    "order_id": "int",
-    "customer_id": "int",
-    "amount": "int",
-    "op": "string",
-    "seq": "bigint",
-    "batch_id": "int",
-}
-CUSTOMER_COLUMNS = {"customer_id": "int", "customer_name": "string", "op": "string", "seq": "bigint", "batch_id": "int"}
 MODELS = [
     "fk_orders_state",
     "fk_customers_state",
@@ -42,43 +41,6 @@ MODELS = [
     "fk_orders_customers_left",
     "fk_orders_customers_changes",
 ]
-
-
-# ---- plain-Python reference -------------------------------------------------------------------
-
-
-def latest_state(events: list[dict[str, Any]], key: str) -> dict[Any, dict[str, Any]]:
-    """The newest version per key by (seq, batch_id), deletes included (the KTable with tombstones)."""
-    state: dict[Any, dict[str, Any]] = {}
-    for event in events:
-        current = state.get(event[key])
-        rank = (event["seq"], event["batch_id"], event["op"] == "d")
-        if current is None or rank > (current["seq"], current["batch_id"], current["op"] == "d"):
-            state[event[key]] = event
-    return state
-
-
-def fk_join_reference(orders: list[dict], customers: list[dict], join_type: str) -> set[tuple]:
-    """(order_id, customer_id, amount, customer_name) rows of the FK join of the two live states."""
-    live_orders = [o for o in latest_state(orders, "order_id").values() if o["op"] != "d"]
-    live_customers = {c["customer_id"]: c for c in latest_state(customers, "customer_id").values() if c["op"] != "d"}
-    rows = set()
-    for order in live_orders:
-        customer = live_customers.get(order["customer_id"]) if order["customer_id"] is not None else None
-        if customer is None and join_type == "inner":
-            continue
-        name = customer["customer_name"] if customer else None
-        rows.add((order["order_id"], order["customer_id"], order["amount"], name))
-    return rows
-
-
-def result_changes(before: set[tuple], after: set[tuple]) -> set[tuple]:
-    """What Kafka Streams emits between two results: (key, value..., tombstone) per changed key."""
-    old = {row[0]: row for row in before}
-    new = {row[0]: row for row in after}
-    changes = {(*row, False) for key, row in new.items() if old.get(key) != row}
-    changes |= {(key, None, None, None, True) for key in old if key not in new}
-    return changes
 
 
 def read_csv(path, types: dict[str, str]) -> list[dict[str, Any]]:
@@ -92,38 +54,8 @@ def read_csv(path, types: dict[str, str]) -> list[dict[str, Any]]:
         ]
 
 
-def sql_literal(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def read_rows(spark, table: str, columns: list[str]) -> set[tuple]:
-    # joinery_upsert commits a new version by moving the table's location: a reader in another
-    # session refreshes its cached file listing first.
-    spark.execute(f"refresh table {table}")
-    return set(spark.rows(table, columns))
-
-
-def create_source(spark, table: str, columns: dict[str, str]) -> None:
-    spark.execute(f"drop table if exists {table}")
-    spark.execute(f"create table {table} ({', '.join(f'{n} {t}' for n, t in columns.items())}) using parquet")
-
-
-def land(spark, table: str, columns: dict[str, str], rows: list[dict[str, Any]]) -> None:
-    """Append a batch of change events to a source table, as a loader would."""
-    if rows:
-        values = ", ".join("(" + ", ".join(sql_literal(row[name]) for name in columns) + ")" for row in rows)
-        spark.execute(f"insert into {table} values {values}")
-
-
 # ---- the scenario: one dbt run per batch ------------------------------------------------------
 
-RESULT_COLUMNS = ["order_id", "customer_id", "amount", "customer_name"]
 STATE_COLUMNS = [*ORDER_COLUMNS, "_joinery_tombstone", "_joinery_changed_at"]
 SOURCE_VARS = {
     "fk_join_source_schema": SCHEMA,

@@ -19,15 +19,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from python_tests.test_fk_join import (
-    CUSTOMER_COLUMNS,
-    ORDER_COLUMNS,
-    RESULT_COLUMNS,
-    create_source,
-    fk_join_reference,
-    land,
-    read_rows,
-)
+from harness.sql import create_source, land, read_rows
+from python_tests.fk_join_reference import CUSTOMER_COLUMNS, ORDER_COLUMNS, RESULT_COLUMNS, fk_join_reference
 
 SCHEMA = "test_fk_join"
 FULL_SCHEMA = "test_fk_join_full"

@@ -46,14 +46,6 @@ def read_csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-def dbt_deps(project_dir: Path) -> None:
-    """`dbt deps` (it takes no target): installs the local package, works offline."""
-    from dbt.cli.main import dbtRunner
-
-    outcome = dbtRunner().invoke(["deps", "--project-dir", str(project_dir)])
-    assert outcome.success, f"dbt deps failed in {project_dir}: {outcome.exception}"
-
-
 def joinery_macros(manifest: dict) -> dict[str, dict]:
     return {
         macro["name"]: macro
@@ -95,14 +87,15 @@ def signature_arguments(macro: dict) -> list[str]:
 
 @pytest.fixture(scope="module")
 def integration(thrift_server, tmp_path_factory) -> DbtProject:
-    dbt_deps(INTEGRATION)
-    return DbtProject(
+    project = DbtProject(
         project_dir=INTEGRATION,
         target="thrift",
         schema=SCHEMA,
         target_path=tmp_path_factory.mktemp("integration_target"),
         env={"JOINERY_THRIFT_PORT": str(thrift_server.port), "JOINERY_THRIFT_HOST": "127.0.0.1"},
     )
+    project.deps()
+    return project
 
 
 @pytest.fixture(scope="module")
@@ -194,10 +187,9 @@ def test_examples_are_built_when_the_user_opts_in(minimal_project, tmp_path):
             "sources: {joinery: {+enabled: true}}\n"
             "data_tests: {joinery: {+enabled: true}}\n"
         )
-    dbt_deps(project)
-    result = DbtProject(project_dir=project, target="thrift", target_path=tmp_path / "target").invoke(
-        "ls", "--resource-type", "model", "--resource-type", "seed", "--output", "name"
-    )
+    user_project = DbtProject(project_dir=project, target="thrift", target_path=tmp_path / "target")
+    user_project.deps()
+    result = user_project.invoke("ls", "--resource-type", "model", "--resource-type", "seed", "--output", "name")
     assert result.success
     manifest = json.loads((tmp_path / "target" / "manifest.json").read_text())
     names = {node["name"] for node in manifest["nodes"].values() if node["package_name"] == "joinery"}

@@ -15,7 +15,7 @@ NAME = "collect_join"
 TITLE = "collect join: probe 100x build, 1% overlap, vs join-then-group and vs one probe scan"
 DEFAULT_ROWS = 5_000_000
 DEFAULT_REPEATS = 5
-TINY_ROWS = 20_000
+TINY_ROWS = 1_000
 
 
 def run(ctx: Context) -> dict:

@@ -33,7 +33,7 @@ from benchmarks.core import SCHEMA, Bar, Context, Measurement, agreement, log
 NAME = "fk_join"
 TITLE = "FK join: incremental runs vs full recompute from the history, over 5 batches of 1% change"
 DEFAULT_ROWS = 1_000_000
-TINY_ROWS = 10_000
+TINY_ROWS = 1_000
 INCREMENTAL = ["bench_fk_orders_state", "bench_fk_customers_state", "bench_fk_join"]
 FULL = ["bench_fkf_orders_state", "bench_fkf_customers_state", "bench_fkf_join"]
 PLAIN = ["bench_fkp_orders_state", "bench_fkp_customers_state", "bench_fkp_join"]

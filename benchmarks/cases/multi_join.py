@@ -13,7 +13,7 @@ NAME = "multi_join"
 TITLE = "3-way join on one key: multi_join vs handwritten Spark SQL, one shuffle per input"
 DEFAULT_ROWS = 1_000_000
 DEFAULT_REPEATS = 5
-TINY_ROWS = 10_000
+TINY_ROWS = 1_000
 INPUTS = 3
 
 

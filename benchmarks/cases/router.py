@@ -16,7 +16,7 @@ NAME = "router"
 TITLE = "router: route an expensive upstream (a join) into 5 ports + read them vs 5 filters"
 DEFAULT_ROWS = 2_000_000
 DEFAULT_REPEATS = 5
-TINY_ROWS = 20_000
+TINY_ROWS = 1_000
 PORTS = ["p0", "p1", "p2", "p3", "p4"]
 CONDITIONS = ["category = 0", "category = 1", "category = 2", "category = 3"]
 

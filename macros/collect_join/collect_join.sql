@@ -68,9 +68,8 @@
             ~ ' = build_sets.' ~ joinery.quote_identifier(build_key)) %}
     {% endfor %}
     {#- Numeric order when every value of the group is an integer, else string order. The first
-        branch is the common case, values that read back unchanged as a bigint (no plus sign or
-        leading zeros, at most 19 digits): sorting longs is cheaper than matching a regex and
-        comparing decimals (the final group-and-sort stage of the collect_join benchmark: 0.65 s -> 0.35 s). -#}
+        branch is the common case (values that read back unchanged as a bigint): sorting longs is
+        cheaper than matching a regex and comparing decimals (benchmarks/optimizations.md). -#}
     {% set sorted_values %}
         case
             when forall(joinery_values, v -> cast(try_cast(v as bigint) as string) <=> v)
