@@ -346,6 +346,7 @@ class DbtProject:
                 "status": str(node_result.status),
                 "message": node_result.message,
                 "failures": getattr(node_result, "failures", None),
+                "execution_time": getattr(node_result, "execution_time", None),
                 "compiled_code": getattr(node, "compiled_code", None),
             }
         if expect_success is True and not result.success:

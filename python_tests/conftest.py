@@ -39,6 +39,7 @@ SLOWEST_FIRST = [
     "test_idempotence",
     "test_fk_join",
     "test_benchmarks_smoke",
+    "test_cluster",
     "test_crash_safety",
     "test_bad_inputs",
     "test_compaction",
