@@ -227,12 +227,12 @@ class LocalCluster:
             time.sleep(0.5)
         raise ClusterError(f"timed out waiting for {what}; last lines of its log:\n{self.log_tail(log_name)}")
 
-    def wait_workers(self, count: int, deadline: float) -> None:
-        def alive() -> bool:
-            state = self.master_state() or {}
-            return sum(worker["state"] == "ALIVE" for worker in state.get("workers", [])) >= count
+    def alive_workers(self) -> int:
+        state = self.master_state() or {}
+        return sum(worker["state"] == "ALIVE" for worker in state.get("workers", []))
 
-        self.wait(alive, deadline, f"{count} live workers on the Master", "master")
+    def wait_workers(self, count: int, deadline: float) -> None:
+        self.wait(lambda: self.alive_workers() >= count, deadline, f"{count} live workers on the Master", "master")
 
     def wait_executors(self, count: int, deadline: float) -> None:
         self.wait(lambda: len(self.executors()) >= count, deadline, f"{count} executors", "thrift")
@@ -307,7 +307,8 @@ class LocalCluster:
         if pid is not None:
             terminate_group(pid, grace=10)
         deadline = time.monotonic() + timeout
-        # The Master must have dropped the dead Worker before one registers at the same address.
+        # The Master must have dropped the dead Worker: it refuses a second one at the same address.
+        self.wait(lambda: self.alive_workers() < WORKERS, deadline, f"the Master to drop {name}", "master")
         self.wait(lambda: port_is_free(getattr(self.ports, name)), deadline, f"{name}'s port to be free", "master")
         self.start_worker(number)
         self.wait_workers(WORKERS, deadline)
