@@ -26,7 +26,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from harness.cluster import LocalCluster, Ports, dbt_environment, executor_tasks
+from harness.cluster import ClusterError, LocalCluster, Ports, dbt_environment, executor_tasks
 from harness.dbt import REPO_ROOT, DbtProject
 from harness.java import QUICK_JIT, THROWAWAY_METASTORE
 from harness.sql import SparkSql
@@ -84,6 +84,8 @@ sources:
     schema: {LANDING}
     tables: [{", ".join(f"{{name: {name}}}" for name in [*LANDED, "fault_changes"])}]
 """
+# How dbt's log starts the line of each statement it sends for a fault model.
+FAULT_STATEMENT = "On model.joinery.fault_"
 FAULT_MODEL = test_crash_safety.MODEL_SQL.replace("JOINERY_CRASH_THROUGH", "JOINERY_FAULT_THROUGH").replace(
     "ref('crash_changes')", "source('landing', 'fault_changes')"
 )
@@ -161,6 +163,13 @@ def dbt(cluster, tmp_path_factory):
     env = {**dbt_environment(cluster), "JOINERY_CLUSTER_SCHEMA": SCHEMA, "JOINERY_CLUSTER_CONNECT_RETRIES": "0"}
     env["DBT_LOG_PATH"] = str(project / "logs")
     return DbtProject(project_dir=project, target="cluster", schema=SCHEMA, target_path=project / "target", env=env)
+
+
+def test_a_taken_port_is_a_clear_error(cluster, tmp_path):
+    # A second cluster on the running one's ports: refused before any process starts.
+    with pytest.raises(ClusterError, match=rf"thrift 127\.0\.0\.1:{cluster.ports.thrift} \(set JOINERY_CLUSTER_PORT\)"):
+        LocalCluster(tmp_path, cluster.ports).start()
+    assert not (tmp_path / "logs").exists()
 
 
 # ---- landing the batches -------------------------------------------------------------------------
@@ -426,21 +435,23 @@ def reference_rows(changes, through: int) -> set[tuple]:
     return {row for rows in test_crash_safety.reference(changes, through).values() for row in rows}
 
 
-def wait_for_first_model(log_path, process, timeout: float = 300.0) -> None:
+def wait_for_statement(log_path, process, number: int, timeout: float = 600.0) -> None:
+    """Wait until the dbt run has sent its `number`-th statement of the fault models (dbt logs each
+    as it sends it, so the kill lands while that statement runs), or has ended."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and process.poll() is None:
-        if log_path.exists() and " START sql " in log_path.read_text(errors="replace"):
+        if log_path.exists() and log_path.read_text(errors="replace").count(FAULT_STATEMENT) >= number:
             return
-        time.sleep(0.1)
+        time.sleep(0.05)
 
 
 @pytest.fixture(scope="module")
 def fault_trials(scenario, cluster, dbt, spark, tmp_path_factory):
     rng, changes = scenario["rng"], scenario["changes"]
     fault_models = [f"fault_{file_format}" for file_format in FORMATS]
-    # The kills spread over the time the scenario's incremental run spent on the fault models.
-    last = scenario["runs"][-1]["result"].nodes
-    window = max(node["execution_time"] for name, node in last.items() if name.split(".")[-1] in fault_models)
+    # The kills spread over the statements an incremental run of the fault models sends: one kill in
+    # each of TRIALS equal slices of them, the slices in random order.
+    statements = [sql for node, sql in scenario["runs"][-1]["result"].statements if FAULT_STATEMENT[3:] in node]
     through = BATCHES
     trials = []
     slices = rng.sample(range(TRIALS), TRIALS)
@@ -450,9 +461,8 @@ def fault_trials(scenario, cluster, dbt, spark, tmp_path_factory):
         process = dbt.start(
             "run", "--select", *fault_models, work_dir=work_dir, env={"JOINERY_FAULT_THROUGH": str(through)}
         )
-        wait_for_first_model(work_dir / "output.log", process)
-        delay = window * (slices[trial] + rng.random()) / TRIALS
-        time.sleep(delay)
+        number = 1 + int(len(statements) * (slices[trial] + rng.random()) / TRIALS)
+        wait_for_statement(work_dir / "logs" / "dbt.log", process, number)
         killed = cluster.kill_worker(1) if process.poll() is None else []
         code = process.wait(timeout=900)
         output = (work_dir / "output.log").read_text(errors="replace")
@@ -467,7 +477,7 @@ def fault_trials(scenario, cluster, dbt, spark, tmp_path_factory):
             {
                 "trial": trial + 1,
                 "through": through,
-                "delay": round(delay, 1),
+                "statement": number,
                 "killed": killed,
                 "exit": code,
                 "output": output,
@@ -478,7 +488,7 @@ def fault_trials(scenario, cluster, dbt, spark, tmp_path_factory):
         )
     print(
         "cluster fault trials: "
-        + json.dumps([{k: t[k] for k in ("trial", "delay", "exit")} | {"killed": len(t["killed"])} for t in trials])
+        + json.dumps([{k: t[k] for k in ("trial", "statement", "exit")} | {"killed": len(t["killed"])} for t in trials])
     )
     return {"trials": trials, "changes": changes}
 
