@@ -10,7 +10,7 @@ export DBT_PROFILES_DIR ?= $(CURDIR)/profiles
 # starts (benchmarks/optimizations.md, "The test suite").
 TEST_WORKERS ?= 4
 
-.PHONY: demo test setup lint thrift-start thrift-stop thrift-status bench clean
+.PHONY: demo test setup lint thrift-start thrift-stop thrift-status cluster-start cluster-stop cluster-status bench clean
 
 ## demo: install if needed, then `dbt build` every seed, example model and test on the embedded Spark
 demo: setup
@@ -43,6 +43,17 @@ thrift-stop:
 
 thrift-status:
 	$(PY) -m harness.thrift_server status
+
+## cluster-start / cluster-stop: a Spark standalone cluster on 127.0.0.1 (Master, two Workers, a Thrift
+## server submitted to it) for the `cluster` target; docs/cluster.md
+cluster-start: setup
+	$(PY) -m harness.cluster start
+
+cluster-stop:
+	$(PY) -m harness.cluster stop
+
+cluster-status:
+	$(PY) -m harness.cluster status
 
 ## bench: the benchmark suite (not part of `make test`); ARGS="--all" or ARGS="CASE --rows N"
 bench: setup

@@ -339,6 +339,7 @@ class DbtProject:
                 "status": str(node_result.status),
                 "message": node_result.message,
                 "failures": getattr(node_result, "failures", None),
+                "execution_time": getattr(node_result, "execution_time", None),
                 "compiled_code": getattr(node, "compiled_code", None),
                 "original_file_path": getattr(node, "original_file_path", None),
             }

@@ -96,8 +96,11 @@ class ThriftServer:
         driver_memory: str = "3g",
         extra_conf: dict[str, str] | None = None,
         java_options: str = "",
+        master: str = "local[*]",
     ):
         self.home = Path(home).resolve()
+        # `local[*]`, or a cluster's master URL (harness/cluster.py submits to a standalone master).
+        self.master = master
         self.port = port
         self.driver_memory = driver_memory
         self.extra_conf = extra_conf or {}
@@ -116,7 +119,7 @@ class ThriftServer:
         cmd = [
             str(spark_home() / "bin" / "spark-submit"),
             "--master",
-            "local[*]",
+            self.master,
             "--name",
             "joinery-thrift",
             "--driver-memory",

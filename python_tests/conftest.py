@@ -36,6 +36,7 @@ SLOWEST_FIRST = [
     "test_idempotence",
     "test_fk_join",
     "test_benchmarks_smoke",
+    "test_cluster",
     "test_crash_safety",
     "test_compaction_property",
     "test_fk_join_property",

@@ -72,9 +72,9 @@ def expected_columns(model: str, data: dict[str, list[dict]]) -> list[str]:
     return columns
 
 
-def table_rows(spark, table: str) -> tuple[list[str], list[dict]]:
-    columns = spark.columns(f"{SCHEMA}.{table}")
-    rows = spark.query(f"select * from {SCHEMA}.{table}")
+def table_rows(spark, table: str, schema: str = SCHEMA) -> tuple[list[str], list[dict]]:
+    columns = spark.columns(f"{schema}.{table}")
+    rows = spark.query(f"select * from {schema}.{table}")
     return columns, [{c: normalize(v) for c, v in zip(columns, row, strict=True)} for row in rows]
 
 
@@ -126,15 +126,15 @@ def seed_types() -> dict[str, dict[str, str]]:
     return {seed["name"]: seed["config"]["column_types"] for seed in seeds}
 
 
-def create_landing_table(spark, name: str, types: dict[str, str]) -> None:
+def create_landing_table(spark, name: str, types: dict[str, str], schema: str = SCHEMA) -> None:
     """The seed as a parquet table written directly over Thrift (much faster than `dbt seed`)."""
     rows = csv_rows(name)
     values = ", ".join(
         "(" + ", ".join("null" if row[c] is None else f"'{row[c]}'" for c in types) + ")" for row in rows
     )
     select = ", ".join(f"cast(col{i} as {t}) as {c}" for i, (c, t) in enumerate(types.items(), start=1))
-    spark.execute(f"drop table if exists {SCHEMA}.{name}")
-    spark.execute(f"create table {SCHEMA}.{name} using parquet as select {select} from values {values}")
+    spark.execute(f"drop table if exists {schema}.{name}")
+    spark.execute(f"create table {schema}.{name} using parquet as select {select} from values {values}")
 
 
 @pytest.fixture(scope="module")

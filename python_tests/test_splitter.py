@@ -79,19 +79,30 @@ def test_union_router_splits_one_port_per_record_type(built, spark):
     assert all(message.startswith(f"InvalidEntry({code})") for _, code, message in errors)
 
 
-def test_contacts_without_email_are_filled_and_every_contact_appears_once(built, spark):
-    directory = {int(r["contact_id"]): r["email"] for r in seed("splitter_directory")}
+def filled_contacts(contacts: list[dict], directory_rows: list[dict]) -> list[tuple]:
+    """splitter_contacts_filled in plain Python: a contact without an email takes the directory's."""
+    directory = {int(r["contact_id"]): r["email"] for r in directory_rows}
     expected = []
-    for row in seed("splitter_contacts"):
+    for row in contacts:
         contact_id, email = int(row["contact_id"]), row["email"]
         if email is None or not email.strip():
             email, source = directory.get(contact_id), "directory" if contact_id in directory else "none"
         else:
             source = "input"
         expected.append((contact_id, row["name"], email, as_int(row["lifetime_value"]), source))
-    assert spark.rows(f"{SCHEMA}.splitter_contacts_filled", order_by="contact_id") == sorted(expected)
+    return sorted(expected)
+
+
+def missing_email_ids(contacts: list[dict]) -> list[int]:
+    """The contact ids port missing_email holds."""
+    return sorted(int(r["contact_id"]) for r in contacts if r["email"] is None or not r["email"].strip())
+
+
+def test_contacts_without_email_are_filled_and_every_contact_appears_once(built, spark):
+    expected = filled_contacts(seed("splitter_contacts"), seed("splitter_directory"))
+    assert spark.rows(f"{SCHEMA}.splitter_contacts_filled", order_by="contact_id") == expected
     missing = [r[0] for r in spark.rows(f"{SCHEMA}.splitter_contacts_missing_email", order_by="contact_id")]
-    assert missing == sorted(int(r["contact_id"]) for r in seed("splitter_contacts") if r["email"] is None)
+    assert missing == missing_email_ids(seed("splitter_contacts"))
 
 
 def test_all_mode_puts_a_row_in_every_port_whose_condition_holds(built, spark):
