@@ -33,6 +33,7 @@ EXAMPLES = [
     "hydrator_full_outer",
     "hydrator_cross_join",
     "hydrator_composite_key",
+    "hydrator_sales_vs_targets",
 ]
 
 
@@ -140,6 +141,19 @@ def test_record_metrics_counts_rows_in_out_and_matches(built, spark):
         want[("hydrator_full_outer", name, "matched_rows")] = matched
         want[("hydrator_full_outer", name, "unmatched_rows")] = len(keys(seed)) - matched
 
+    # Sales required, NULL-equal keys: a target matches when a sale has its (cust_id, store), NULL = NULL.
+    def composite_keys(seed: str) -> list[tuple]:
+        return [(normalized(r["cust_id"]), normalized(r["store"])) for r in read_csv(SEEDS / f"{seed}.csv")[1]]
+
+    sale_keys = composite_keys("hydrator_store_sales")
+    target_keys = composite_keys("hydrator_sales_targets")
+    matched = sum(k in set(sale_keys) for k in target_keys)
+    want[("hydrator_sales_vs_targets", None, "rows_out")] = expected_rows("hydrator_sales_vs_targets")
+    want[("hydrator_sales_vs_targets", "sales", "rows_in")] = len(sale_keys)
+    want[("hydrator_sales_vs_targets", "targets", "rows_in")] = len(target_keys)
+    want[("hydrator_sales_vs_targets", "targets", "matched_rows")] = matched
+    want[("hydrator_sales_vs_targets", "targets", "unmatched_rows")] = len(target_keys) - matched
+
     assert recorded == want
 
 
@@ -157,37 +171,52 @@ def generated_inputs(seed: int = 7) -> dict[str, list[tuple]]:
     }
 
 
-def reference_join(inputs: dict[str, list[tuple]], required: list[str]) -> Counter:
-    """The Hydrator join in plain Python: for each non-NULL key, every combination of the inputs' rows,
-    an input without rows contributing one NULL row, kept when every required input has a row. A row
-    with a NULL key part matches nothing; it is kept alone when no other input is required."""
+def reference_join(inputs: dict[str, list[tuple]], required: list[str], null_keys: str = "distinct") -> Counter:
+    """The Hydrator join in plain Python, each output row the join key then every input's own row (k1, k2, v),
+    all NULL where that input has none: for each key, every combination of the inputs' rows, an input
+    without rows contributing one NULL row, kept when every required input has a row. With
+    null_keys='distinct' a row with a NULL key part matches nothing and is kept alone when no other
+    input is required; with 'equal' NULL key parts are one more value."""
     names = list(inputs)
+    absent = (None, None, None)
     by_key: dict[tuple, dict[str, list]] = {}
     result: Counter = Counter()
     for name, rows in inputs.items():
         for row in rows:
-            if None in row[:2]:
+            if null_keys == "distinct" and None in row[:2]:
                 if set(required) <= {name}:
-                    result[tuple(row[:2]) + tuple(row[2] if n == name else None for n in names)] += 1
+                    result[tuple(row[:2]) + sum((row if n == name else absent for n in names), ())] += 1
             else:
-                by_key.setdefault(row[:2], {n: [] for n in names})[name].append(row[2])
+                by_key.setdefault(row[:2], {n: [] for n in names})[name].append(row)
     for key, groups in by_key.items():
         if all(groups[name] for name in required):
-            for values in itertools.product(*[groups[name] or [None] for name in names]):
-                result[key + values] += 1
+            for rows in itertools.product(*[groups[name] or [absent] for name in names]):
+                result[key + sum(rows, ())] += 1
     return result
 
 
-PROBES = {
-    # name: (join_type, required, expected required set for the reference)
-    "probe_inner": ("inner", None, ["a", "b", "c"]),
-    "probe_left": ("left", None, ["a"]),
-    "probe_right": ("right", None, ["c"]),
-    "probe_full": ("full", None, []),
-    "probe_full_grouped": ("full", None, []),
-    "probe_outer_b": ("outer", ["b"], ["b"]),
-    "probe_outer_a_c": ("outer", ["c", "a"], ["a", "c"]),
+JOIN_TYPES = {
+    # name: (join_type, required, required set for the reference)
+    "inner": ("inner", None, ["a", "b", "c"]),
+    "left": ("left", None, ["a"]),
+    "right": ("right", None, ["c"]),
+    "full": ("full", None, []),
+    "full_grouped": ("full", None, []),
+    "outer_b": ("outer", ["b"], ["b"]),
+    "outer_a_c": ("outer", ["c", "a"], ["a", "c"]),
 }
+# Every join type with SQL's NULL keys (probe_<type>) and with NULL-equal keys (probe_<type>_equal).
+PROBES = {
+    f"probe_{kind}{suffix}": (*spec, null_keys)
+    for kind, spec in JOIN_TYPES.items()
+    for suffix, null_keys in [("", "distinct"), ("_equal", "equal")]
+}
+# The join key, then each input's own key and value: NULL where that input has no row.
+PROBE_SELECT = [
+    "join_key.k1",
+    "join_key.k2",
+    *[f"{name}.{column}" for name in INPUT_NAMES for column in ["k1", "k2", "v"]],
+]
 
 INPUTS_JINJA = "{'a': source('mj', 'mj_a'), 'b': source('mj', 'mj_b'), 'c': source('mj', 'mj_c')}"
 KEYS_JINJA = "{'a': ['k1', 'k2'], 'b': ['k1', 'k2'], 'c': ['k1', 'k2']}"
@@ -283,6 +312,36 @@ ERRORS = {
         "{'customers': ['cust_id'], 'stores': ['cust_id']}",
         ["hydrator_no_such_table does not exist", "Build it first"],
     ),
+    "error_bad_null_keys": (
+        f"{TWO}, {TWO_KEYS}, null_keys='nulls_equal'",
+        ["argument `null_keys`", '"nulls_equal"', '["distinct", "equal"]'],
+    ),
+    "error_null_keys_on_cross": (
+        f"{TWO}, join_type='cross', null_keys='equal'",
+        ["argument `null_keys`", "cross join has no keys"],
+    ),
+    "error_input_named_join_key": (
+        "{'join_key': source('hy', 'hydrator_customers'), 'purchases': source('hy', 'hydrator_purchases')}, "
+        "{'join_key': ['cust_id'], 'purchases': ['cust_id']}",
+        ["argument `inputs`", "`join_key` is reserved"],
+    ),
+    "error_unknown_join_key_column": (
+        f"{TWO}, {TWO_KEYS}, select=['join_key.cust_name']",
+        ["argument `select`", "join_key.cust_name", "no such join key column", '["cust_id"]'],
+    ),
+    "error_join_key_of_cross_join": (
+        f"{TWO}, join_type='cross', select=['join_key.cust_id']",
+        ["argument `select`", "a cross join has no join key"],
+    ),
+    # An input's own key column is not in the default output (the join key is): no silent no-op.
+    "error_rename_own_key_not_in_output": (
+        f"{TWO}, {TWO_KEYS}, rename={{'customers.cust_id': 'id'}}",
+        ["argument `rename`", "customers.cust_id", "not an output column", "join_key.cust_id"],
+    ),
+    "error_drop_own_key_not_in_output": (
+        f"{TWO}, {TWO_KEYS}, drop=['customers.cust_id']",
+        ["argument `drop`", "customers.cust_id", "not an output column", "join_key.cust_id"],
+    ),
     "error_bad_hint": (
         f"{TWO}, {TWO_KEYS}, hints={{'purchases': 'nested_loop'}}",
         ["argument `hints`", "nested_loop", '["broadcast", "shuffle_hash", "merge"]'],
@@ -290,11 +349,191 @@ ERRORS = {
 }
 
 
+# --- CDAP's joiner tests, translated (cdapio/cdap: JoinerTestRun, AutoJoinerTest) ---
+
+CDAP_INPUTS = {
+    # JoinerTestRun: films, their actors and categories, joined on (film_id, film_name).
+    "film": (
+        "film_id string, film_name string",
+        [("1", "matrix"), ("2", "equilibrium"), ("3", "avatar"), ("4", "humtum")],
+    ),
+    "film_actor": (
+        "film_id string, film_name string, actor_name string",
+        [("1", "matrix", "alex"), ("1", "matrix", "bob"), ("2", "equilibrium", "cathie"), ("3", "avatar", "samuel")],
+    ),
+    "film_category": (
+        "film_id string, film_name string, category_name string",
+        [
+            ("1", "matrix", "action"),
+            ("1", "matrix", "thriller"),
+            ("2", "equilibrium", "action"),
+            ("5", "sultan", "comedy"),
+        ],
+    ),
+    # AutoJoinerTest.testSimpleAutoJoin: users and purchases on (region, user_id).
+    "users": ("region string, user_id int, name string", [("us", 0, "alice"), ("eu", 0, "alyce"), ("us", 1, "bob")]),
+    "purchases": ("region string, purchase_id int, user_id int", [("us", 123, 0), ("us", 456, 2)]),
+    # AutoJoinerTest.testNullEquality: items and attributes on (region, id), with NULL key parts.
+    "items": ("id int, region string, name string", [(0, "us", "bacon"), (1, None, None), (None, "us", None)]),
+    "attributes": ("region string, id int, attr string", [("us", 0, "food"), (None, 1, "car"), ("us", None, None)]),
+    # A third input for the same keys: every NULL pattern, and (NULL, NULL) in this input only.
+    "labels": (
+        "region string, id int, label string",
+        [("us", 0, "organic"), (None, 1, "fast"), ("us", None, "local"), (None, None, "unknown")],
+    ),
+}
+
+FILMS = (
+    "{'film': source('cdap', 'cdap_film'), 'filmActor': source('cdap', 'cdap_film_actor'), "
+    "'filmCategory': source('cdap', 'cdap_film_category')}"
+)
+FILM_KEYS = (
+    "{'film': ['film_id', 'film_name'], 'filmActor': ['film_id', 'film_name'], "
+    "'filmCategory': ['film_id', 'film_name']}"
+)
+FILM_RENAMES = "rename={'filmActor.actor_name': 'renamed_actor', 'filmCategory.category_name': 'renamed_category'}"
+AUTO = "{'purchases': source('cdap', 'cdap_purchases'), 'users': source('cdap', 'cdap_users')}"
+AUTO_KEYS = "{'purchases': ['region', 'user_id'], 'users': ['region', 'user_id']}"
+# CDAP's output schema: every column of purchases, then of users (purchases_region, ..., users_name).
+AUTO_SELECT = [
+    "purchases.region",
+    "purchases.purchase_id",
+    "purchases.user_id",
+    "users.region",
+    "users.user_id",
+    "users.name",
+]
+ITEMS = "{'items': source('cdap', 'cdap_items'), 'attributes': source('cdap', 'cdap_attributes')}"
+ITEM_KEYS = "{'items': ['region', 'id'], 'attributes': ['region', 'id']}"
+ITEM_SELECT = ["items.id", "items.region", "items.name", "attributes.region", "attributes.id", "attributes.attr"]
+ITEMS_3 = ITEMS[:-1] + ", 'labels': source('cdap', 'cdap_labels')}"
+ITEM_KEYS_3 = ITEM_KEYS[:-1] + ", 'labels': ['region', 'id']}"
+ITEM_SELECT_3 = [
+    "join_key.region",
+    "join_key.id",
+    "items.region",
+    "items.id",
+    "items.name",
+    "attributes.attr",
+    "labels.label",
+]
+
+# CDAP's expected rows (sets there: no case has duplicate rows).
+FILM_ROWS = {
+    ("1", "matrix", "bob", "thriller"),
+    ("1", "matrix", "bob", "action"),
+    ("1", "matrix", "alex", "thriller"),
+    ("1", "matrix", "alex", "action"),
+    ("2", "equilibrium", "cathie", "action"),
+    ("3", "avatar", "samuel", None),
+}
+ALICE = ("us", 123, 0, "us", 0, "alice")
+AUTO_456 = ("us", 456, 2, None, None, None)
+ALYCE, BOB = (None, None, None, "eu", 0, "alyce"), (None, None, None, "us", 1, "bob")
+BACON = (0, "us", "bacon", "us", 0, "food")
+NULL_IS_EQUAL = {BACON, (1, None, None, None, 1, "car"), (None, "us", None, "us", None, None)}
+NULL_NOT_EQUAL = {BACON, (1, None, None, None, None, None), (None, "us", None, None, None, None)}
+
+CDAP_CASES = {
+    # name: (multi_join arguments, expected rows)
+    # JoinerTestRun.testOuterJoinWithoutRequiredInputs: each input's own key, NULL where it has no row.
+    "cdap_outer_join_without_required_inputs": (
+        f"{FILMS}, {FILM_KEYS}, join_type='outer', required=[], {FILM_RENAMES}, "
+        "select=['film.film_id', 'film.film_name', 'filmActor.actor_name', 'filmCategory.category_name']",
+        FILM_ROWS | {("4", "humtum", None, None), (None, None, None, "comedy")},
+    ),
+    # The same join selecting the join key instead: sultan's key, from filmCategory.
+    "cdap_outer_join_without_required_inputs_join_key": (
+        f"{FILMS}, {FILM_KEYS}, join_type='outer', required=[], {FILM_RENAMES}, "
+        "select=['join_key.film_id', 'join_key.film_name', 'filmActor.actor_name', 'filmCategory.category_name']",
+        FILM_ROWS | {("4", "humtum", None, None), ("5", "sultan", None, "comedy")},
+    ),
+    # AutoJoinerTest.testAutoOuterJoin, testAutoLeftOuterJoin, testAutoRightOuterJoin, testAutoInnerJoin.
+    "cdap_auto_outer_join": (
+        f"{AUTO}, {AUTO_KEYS}, join_type='outer', required=[], select={AUTO_SELECT!r}",
+        {ALICE, AUTO_456, ALYCE, BOB},
+    ),
+    "cdap_auto_left_outer_join": (
+        f"{AUTO}, {AUTO_KEYS}, join_type='outer', required=['purchases'], select={AUTO_SELECT!r}",
+        {ALICE, AUTO_456},
+    ),
+    "cdap_auto_right_outer_join": (
+        f"{AUTO}, {AUTO_KEYS}, join_type='outer', required=['users'], select={AUTO_SELECT!r}",
+        {ALICE, ALYCE, BOB},
+    ),
+    "cdap_auto_inner_join": (f"{AUTO}, {AUTO_KEYS}, select={AUTO_SELECT!r}", {ALICE}),
+    # AutoJoinerTest.testNullIsEqual / testNullNotEqual: items required, composite keys with a NULL part.
+    "cdap_null_is_equal": (
+        f"{ITEMS}, {ITEM_KEYS}, join_type='outer', required=['items'], null_keys='equal', select={ITEM_SELECT!r}",
+        NULL_IS_EQUAL,
+    ),
+    "cdap_null_not_equal": (
+        f"{ITEMS}, {ITEM_KEYS}, join_type='outer', required=['items'], select={ITEM_SELECT!r}",
+        NULL_NOT_EQUAL,
+    ),
+    # Three inputs, no input required: (us, NULL) matches (us, NULL) only, (NULL, NULL) is a key of its own.
+    "cdap_null_is_equal_three_inputs": (
+        f"{ITEMS_3}, {ITEM_KEYS_3}, join_type='full', null_keys='equal', select={ITEM_SELECT_3!r}",
+        {
+            ("us", 0, "us", 0, "bacon", "food", "organic"),
+            (None, 1, None, 1, None, "car", "fast"),
+            ("us", None, "us", None, None, None, "local"),
+            (None, None, None, None, None, None, "unknown"),
+        },
+    ),
+    "cdap_null_not_equal_three_inputs": (
+        f"{ITEMS_3}, {ITEM_KEYS_3}, join_type='full', select={ITEM_SELECT_3!r}",
+        {
+            ("us", 0, "us", 0, "bacon", "food", "organic"),
+            (None, 1, None, 1, None, None, None),
+            ("us", None, "us", None, None, None, None),
+            (None, 1, None, None, None, "car", None),
+            ("us", None, None, None, None, None, None),
+            (None, 1, None, None, None, None, "fast"),
+            ("us", None, None, None, None, None, "local"),
+            (None, None, None, None, None, None, "unknown"),
+        },
+    ),
+    # The same with items required: the NULL-equal rows are found with one shuffle per input.
+    "cdap_null_is_equal_three_inputs_items_required": (
+        f"{ITEMS_3}, {ITEM_KEYS_3}, join_type='left', null_keys='equal', select={ITEM_SELECT_3!r}",
+        {
+            ("us", 0, "us", 0, "bacon", "food", "organic"),
+            (None, 1, None, 1, None, "car", "fast"),
+            ("us", None, "us", None, None, None, "local"),
+        },
+    ),
+}
+
+
+def sql_literal(value) -> str:
+    if value is None:
+        return "null"
+    return f"'{value}'" if isinstance(value, str) else str(value)
+
+
+def create_cdap_inputs(spark) -> None:
+    for name, (schema, rows) in CDAP_INPUTS.items():
+        columns = [column.split()[0] for column in schema.split(", ")]
+        casts = ", ".join(f"cast({c} as {t})" for c, t in (column.split() for column in schema.split(", ")))
+        values = ", ".join("(" + ", ".join(sql_literal(v) for v in row) + ")" for row in rows)
+        spark.execute(f"drop table if exists {SCHEMA}.cdap_{name}")
+        spark.execute(
+            f"create table {SCHEMA}.cdap_{name} using parquet as "
+            f"select {casts} from values {values} as t({', '.join(columns)})"
+        )
+
+
+def cdap_models() -> dict[str, str]:
+    return {name: f"{{{{ joinery.multi_join({arguments}) }}}}" for name, (arguments, _) in CDAP_CASES.items()}
+
+
 @pytest.fixture(scope="module")
 def scratch(built, dbt, spark, tmp_path_factory):
     """Create the generated inputs, then run every probe (as a view) and error model in one dbt call: a
     `dbt run` records each model's compile error and goes on, where `dbt compile` stops at the first."""
     spark.execute(f"create database if not exists {SCHEMA}")
+    create_cdap_inputs(spark)
     inputs = generated_inputs()
     for name, rows in inputs.items():
         values = ", ".join(
@@ -323,14 +562,16 @@ def scratch(built, dbt, spark, tmp_path_factory):
         "    tables: [{name: mj_a}, {name: mj_b}, {name: mj_c}]\n"
         f"  - name: hy\n    schema: {SCHEMA}\n"
         "    tables: [{name: hydrator_customers}, {name: hydrator_purchases}, {name: hydrator_no_such_table}]\n"
+        f"  - name: cdap\n    schema: {SCHEMA}\n    tables: [{', '.join(f'{{name: cdap_{t}}}' for t in CDAP_INPUTS)}]\n"
     )
-    for name, (join_type, required, _) in PROBES.items():
+    for name, (join_type, required, _, null_keys) in PROBES.items():
         (models / f"{name}.sql").write_text(
             f"{{{{ config(materialized='view') }}}}\n{{{{ joinery.multi_join({INPUTS_JINJA}, {KEYS_JINJA}, "
-            f"join_type='{join_type}', required={required!r}, qualify=true, "
-            f"full_join_plan='{'grouped' if name.endswith('_grouped') else 'chain'}', "
-            "select=['a.k1', 'a.k2', 'a.v', 'b.v', 'c.v']) }}\n"
+            f"join_type='{join_type}', required={required!r}, qualify=true, null_keys='{null_keys}', "
+            f"full_join_plan='{'grouped' if '_grouped' in name else 'chain'}', select={PROBE_SELECT!r}) }}}}\n"
         )
+    for name, sql in cdap_models().items():
+        (models / f"{name}.sql").write_text(f"{{{{ config(materialized='view') }}}}\n{sql}\n")
     (models / "probe_hint.sql").write_text(
         f"{{{{ config(materialized='view') }}}}\n{{{{ joinery.multi_join({INPUTS_JINJA}, {KEYS_JINJA}, "
         f"join_type='left', hints={{'b': 'broadcast', 'c': 'merge'}}, qualify=true) }}}}\n"
@@ -358,10 +599,29 @@ def compiled_sql(scratch, name: str) -> str:
 
 @pytest.mark.parametrize("probe", list(PROBES))
 def test_join_types_and_null_keys_match_python_reference(scratch, spark, probe):
-    _, _, required = PROBES[probe]
+    _, _, required, null_keys = PROBES[probe]
     assert scratch["result"].status(probe) == "success", scratch["result"].messages
     rows = spark.query(compiled_sql(scratch, probe))
-    assert Counter(tuple(row) for row in rows) == reference_join(scratch["inputs"], required)
+    assert Counter(tuple(row) for row in rows) == reference_join(scratch["inputs"], required, null_keys)
+
+
+@pytest.mark.parametrize("case", list(CDAP_CASES))
+def test_cdap_joiner_cases(scratch, spark, case):
+    """CDAP's joiner tests give the same rows: each input's own key in outer joins (where CDAP outputs
+    (NULL, NULL, NULL, comedy), so does joinery), and NULL-equal composite keys."""
+    assert scratch["result"].status(case) == "success", scratch["result"].messages
+    rows = [tuple(row) for row in spark.query(compiled_sql(scratch, case))]
+    assert len(rows) == len(set(rows))
+    assert set(rows) == CDAP_CASES[case][1]
+
+
+def test_null_equal_three_input_join_keeps_one_shuffle_per_input(scratch, spark):
+    spark.execute("set spark.sql.autoBroadcastJoinThreshold=-1")
+    try:
+        plan = spark.explain(compiled_sql(scratch, "cdap_null_is_equal_three_inputs_items_required"))
+    finally:
+        spark.execute("reset spark.sql.autoBroadcastJoinThreshold")
+    assert (exchanges(plan), operators(plan, "SortMergeJoin")) == (3, 2), plan
 
 
 def test_cross_join_is_every_combination(scratch, spark):
@@ -373,7 +633,7 @@ def test_cross_join_is_every_combination(scratch, spark):
 
 def test_qualified_names(scratch, spark):
     columns = spark.columns(f"({compiled_sql(scratch, 'probe_full_grouped')}) as joined")
-    assert columns == ["a__k1", "a__k2", "a__v", "b__v", "c__v"]
+    assert columns == ["join_key__k1", "join_key__k2"] + [f"{n}__{c}" for n in INPUT_NAMES for c in ["k1", "k2", "v"]]
 
 
 def operators(plan: str, name: str) -> int:
@@ -394,6 +654,10 @@ def test_each_input_is_shuffled_once(scratch, spark):
     try:
         for probe in ["probe_inner", "probe_left", "probe_right", "probe_outer_a_c"]:
             assert exchanges(spark.explain(compiled_sql(scratch, probe))) == 3, probe
+            # NULL-equal keys (`<=>`): Spark still plans sort-merge equi-joins (on coalesce(key, default)
+            # and isnull(key)) and keeps the driver's partitioning, so no input costs a second shuffle.
+            plan = spark.explain(compiled_sql(scratch, f"{probe}_equal"))
+            assert (exchanges(plan), operators(plan, "SortMergeJoin")) == (3, 2), plan
         # Full joins: chained as by hand, each input once plus the intermediate result once more;
         # the grouped plan shuffles all inputs together once.
         handwritten = (
@@ -403,6 +667,9 @@ def test_each_input_is_shuffled_once(scratch, spark):
         assert exchanges(spark.explain(handwritten)) == 4
         assert exchanges(spark.explain(compiled_sql(scratch, "probe_full"))) == 4
         assert exchanges(spark.explain(compiled_sql(scratch, "probe_full_grouped"))) == 1
+        plan = spark.explain(compiled_sql(scratch, "probe_full_equal"))
+        assert (exchanges(plan), operators(plan, "SortMergeJoin")) == (4, 2), plan
+        assert exchanges(spark.explain(compiled_sql(scratch, "probe_full_grouped_equal"))) == 1
     finally:
         spark.execute("reset spark.sql.autoBroadcastJoinThreshold")
 
@@ -438,7 +705,10 @@ def test_describe_join_prints_input_and_output_schemas(built, dbt, capsys):
         schema=SCHEMA,
     )
     out = capsys.readouterr().out
-    assert "left join of customers, purchases on customers(cust_id) = purchases(cust_id)" in out
+    assert (
+        "left join of customers, purchases on customers(cust_id) = purchases(cust_id); required inputs: customers; "
+        "NULL keys never match" in out
+    )
     assert f"input purchases ({SCHEMA}.hydrator_purchases)" in out
-    assert re.search(r"output \(5 columns\)\s+cust_id\s+int\s+join key", out)
+    assert re.search(r"output \(5 columns\)\s+cust_id\s+int\s+join key \(join_key\.cust_id\), customers\.cust_id", out)
     assert re.search(r"shop\s+string\s+purchases\.store, NULL where purchases has no match", out)

@@ -100,8 +100,9 @@
     {#- For an outer join (some input optional), each optional input's matched rows (they found the
         rows the join requires: a row of every required input with their key, or with no required
         input, a row of any other input with their key) and unmatched rows. Reads only key columns.
-        A NULL in the key matches nothing, as in the join. -#}
+        A NULL in the key matches nothing, as in the join, unless the join has null_keys='equal'. -#}
     {% set measures = [] %}
+    {% set equals = ' <=> ' if join.get('null_keys') == 'equal' else ' = ' %}
     {% if join.join_type == 'cross' %}
         {{ return(measures) }}
     {% endif %}
@@ -118,7 +119,7 @@
         {% set conditions = [] %}
         {% for key in input['keys'] %}
             {% do conditions.append('joinery_input.' ~ joinery.quote_identifier(key)
-                ~ ' = joinery_partners.`joinery_key_' ~ loop.index0 ~ '`') %}
+                ~ equals ~ 'joinery_partners.`joinery_key_' ~ loop.index0 ~ '`') %}
         {% endfor %}
         {% set combine = ' intersect ' if join.required else ' union ' %}
         {% do measures.append('select ' ~ joinery.sql_string(input.name) ~ ' as input, '

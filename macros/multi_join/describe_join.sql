@@ -5,14 +5,14 @@
     ref()). Docs: macros/multi_join/multi_join.yml. -#}
 
 {% macro describe_join(inputs, keys=none, join_type='inner', required=none, select=none, rename=none, drop=none,
-                       qualify=false, hints=none, full_join_plan='chain') %}
+                       qualify=false, hints=none, full_join_plan='chain', null_keys='distinct') %}
     {{ return(adapter.dispatch('describe_join', 'joinery')(
-        inputs, keys, join_type, required, select, rename, drop, qualify, hints, full_join_plan)) }}
+        inputs, keys, join_type, required, select, rename, drop, qualify, hints, full_join_plan, null_keys)) }}
 {% endmacro %}
 
 
 {% macro default__describe_join(inputs, keys, join_type, required, select, rename, drop, qualify, hints,
-                                 full_join_plan='chain') %}
+                                 full_join_plan='chain', null_keys='distinct') %}
     {% if not execute %}
         {{ return('') }}
     {% endif %}
@@ -25,7 +25,7 @@
         {% set relations = inputs %}
     {% endif %}
     {% set plan = joinery.multi_join_plan(relations, keys, join_type, required, select, rename, drop, qualify, hints,
-                                          full_join_plan, macro_name='describe_join') %}
+                                          full_join_plan, null_keys, macro_name='describe_join') %}
     {% set lines = [joinery.describe_join_summary(plan)] %}
     {% for name in plan.names %}
         {% set key_names = (plan['keys'][name] or []) | map('lower') | list %}
@@ -39,9 +39,10 @@
     {% do lines.append('output (' ~ plan.outputs | length ~ ' columns)') %}
     {% for item in plan.outputs %}
         {% if item.key_index is not none and plan.strategy in ['grouped', 'full_chain'] %}
-            {% set origin = 'join key, coalesced across ' ~ plan.names | join(', ') %}
+            {% set origin = 'join key (join_key.' ~ item.column ~ '), coalesced across ' ~ plan.names | join(', ') %}
         {% elif item.key_index is not none %}
-            {% set origin = 'join key, ' ~ plan.driver ~ '.' ~ plan['keys'][plan.driver][item.key_index] %}
+            {% set origin = 'join key (join_key.' ~ item.column ~ '), ' ~ plan.driver ~ '.'
+                ~ plan['keys'][plan.driver][item.key_index] %}
         {% else %}
             {% set origin = item.input ~ '.' ~ item.column
                 ~ (', NULL where ' ~ item.input ~ ' has no match' if item.input not in plan.required else '') %}
@@ -64,7 +65,8 @@
         {% do key_lists.append(name ~ '(' ~ plan['keys'][name] | join(', ') ~ ')') %}
     {% endfor %}
     {{ return(plan.join_type ~ ' join of ' ~ plan.names | join(', ') ~ ' on ' ~ key_lists | join(' = ')
-        ~ '; required inputs: ' ~ (plan.required | join(', ') if plan.required else 'none')) }}
+        ~ '; required inputs: ' ~ (plan.required | join(', ') if plan.required else 'none')
+        ~ ('; NULL key parts match each other' if plan.null_keys == 'equal' else '; NULL keys never match')) }}
 {% endmacro %}
 
 

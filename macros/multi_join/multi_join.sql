@@ -3,14 +3,14 @@
     Docs: macros/multi_join/multi_join.yml and docs/multi_join.md. -#}
 
 {% macro multi_join(inputs, keys=none, join_type='inner', required=none, select=none, rename=none, drop=none,
-                    qualify=false, hints=none, full_join_plan='chain') %}
+                    qualify=false, hints=none, full_join_plan='chain', null_keys='distinct') %}
     {{ return(adapter.dispatch('multi_join', 'joinery')(
-        inputs, keys, join_type, required, select, rename, drop, qualify, hints, full_join_plan)) }}
+        inputs, keys, join_type, required, select, rename, drop, qualify, hints, full_join_plan, null_keys)) }}
 {% endmacro %}
 
 
 {% macro default__multi_join(inputs, keys, join_type, required, select, rename, drop, qualify, hints,
-                              full_join_plan='chain') %}
+                              full_join_plan='chain', null_keys='distinct') %}
     {% if not execute %}
         {#- Parse time: no columns are known yet and the refs in the arguments are already registered.
             Checking nothing here keeps one model's bad arguments from failing the whole project's
@@ -18,7 +18,7 @@
         {{ return('select 1 as joinery_multi_join_placeholder') }}
     {% endif %}
     {% set plan = joinery.multi_join_plan(inputs, keys, join_type, required, select, rename, drop, qualify, hints,
-                                          full_join_plan) %}
+                                          full_join_plan, null_keys) %}
     {% set sql = joinery.multi_join_marker(plan) ~ '\n' %}
     {% if plan.strategy == 'grouped' %}
         {% set sql = sql ~ joinery.multi_join_grouped_sql(plan) %}
@@ -32,7 +32,7 @@
 {% macro multi_join_marker(plan) %}
     {#- A comment naming the join's inputs, keys and required inputs, so `record_metrics()` in a
         post-hook can find them in the model's compiled SQL without being told again. -#}
-    {% set spec = {'join_type': plan.join_type, 'required': plan.required, 'inputs': []} %}
+    {% set spec = {'join_type': plan.join_type, 'required': plan.required, 'null_keys': plan.null_keys, 'inputs': []} %}
     {% for name in plan.names %}
         {% do spec.inputs.append({'name': name, 'relation': plan.relations[name] | string,
                                   'keys': plan['keys'][name] or []}) %}
@@ -61,10 +61,13 @@
         of each join stays partitioned on that key and Spark shuffles each input once. The driver
         is required, so its key is the join key of every output row (coalescing would add nothing).
         Full joins (no input required) chain from the first input, each joining on the key coalesced
-        over the inputs before it; the output key is coalesced over all inputs. -#}
+        over the inputs before it; the output key is coalesced over all inputs. With NULL-equal keys
+        each condition is `<=>`, which Spark still plans as an equi-join (on coalesce(key, default)
+        and isnull(key)), so the partitioning, and the one shuffle per input, are kept. -#}
     {% set driver = plan.driver %}
     {% set driver_alias = joinery.multi_join_alias(driver) %}
     {% set full = plan.strategy == 'full_chain' %}
+    {% set equals = ' <=> ' if plan.null_keys == 'equal' else ' = ' %}
     {% set key_sql = [] %}
     {% for key in (plan['keys'][driver] or []) %}
         {% set index = loop.index0 %}
@@ -103,7 +106,7 @@
                         ~ joinery.quote_identifier(plan['keys'][other][index])) %}
                 {% endfor %}
                 {% do conditions.append(('coalesce(' ~ before | join(', ') ~ ')' if before | length > 1 else before[0])
-                    ~ ' = ' ~ alias ~ '.' ~ joinery.quote_identifier(key)) %}
+                    ~ equals ~ alias ~ '.' ~ joinery.quote_identifier(key)) %}
             {% endfor %}
             {% set kind = 'full' if full else ('inner' if name in plan.required else 'left') %}
             {% do lines.append(kind ~ ' join ' ~ plan.relations[name] ~ ' as ' ~ alias) %}
@@ -120,7 +123,8 @@
         Every input's rows, tagged by input, are grouped by the key in one shuffle; each group's rows
         per input are then multiplied out (an input without rows for the key gives one NULL row).
         Chained full joins would instead re-shuffle each intermediate result on coalesce(key, ...).
-        A row with a NULL in its key matches nothing: it gets a group of its own. -#}
+        With null_keys='distinct' a row with a NULL in its key matches nothing: it gets a group of its
+        own. With 'equal', GROUP BY already puts NULL key parts together. -#}
     {% set n_keys = plan['keys'][plan.names[0]] | length %}
     {#- each input carries only the columns the output needs, as struct fields c0, c1, ... -#}
     {% set fields = {} %}
@@ -142,8 +146,10 @@
             {% do items.append(alias ~ '.' ~ joinery.quote_identifier(key) ~ ' as `joinery_key_' ~ loop.index0 ~ '`') %}
             {% do null_checks.append(alias ~ '.' ~ joinery.quote_identifier(key) ~ ' is null') %}
         {% endfor %}
-        {% do items.append('case when ' ~ null_checks | join(' or ') ~ ' then named_struct(\'input\', ' ~ position
-            ~ ', \'row\', monotonically_increasing_id()) end as `joinery_null_key`') %}
+        {% if plan.null_keys == 'distinct' %}
+            {% do items.append('case when ' ~ null_checks | join(' or ') ~ ' then named_struct(\'input\', ' ~ position
+                ~ ', \'row\', monotonically_increasing_id()) end as `joinery_null_key`') %}
+        {% endif %}
         {% for other in plan.names %}
             {% if other == name %}
                 {% set struct_fields = ["'present', true"] %}
@@ -192,7 +198,7 @@
         '    select',
         '        ' ~ (group_keys + lists) | join(',\n        '),
         '    from joinery_tagged',
-        '    group by ' ~ (group_keys + ['`joinery_null_key`']) | join(', '),
+        '    group by ' ~ (group_keys + (['`joinery_null_key`'] if plan.null_keys == 'distinct' else [])) | join(', '),
         ')',
         '',
         'select',

@@ -4,7 +4,8 @@
     inputs' columns); without `execute` it checks what it can and the plan has no output columns. -#}
 
 {% macro multi_join_plan(inputs, keys, join_type='inner', required=none, select=none, rename=none, drop=none,
-                         qualify=false, hints=none, full_join_plan='chain', macro_name='multi_join') %}
+                         qualify=false, hints=none, full_join_plan='chain', null_keys='distinct',
+                         macro_name='multi_join') %}
     {% set join_types = ['inner', 'left', 'right', 'full', 'outer', 'cross'] %}
     {% set hint_names = ['broadcast', 'shuffle_hash', 'merge'] %}
 
@@ -27,6 +28,11 @@
     {% if lowered | unique | list | length != names | length %}
         {% do joinery.raise_argument_error(macro_name, 'inputs', names,
             'input names must differ (ignoring case), they become table aliases') %}
+    {% endif %}
+    {% if 'join_key' in lowered %}
+        {% do joinery.raise_argument_error(macro_name, 'inputs', names,
+            '`join_key` is reserved: `join_key.<column>` names the join key in select, rename and drop; '
+            ~ 'name the input otherwise') %}
     {% endif %}
 
     {#- join_type and required -#}
@@ -149,6 +155,7 @@
     {% else %}
         {% set strategy = 'full_chain' %}
     {% endif %}
+    {% do joinery.multi_join_check_null_keys(null_keys, join_type, macro_name) %}
     {% if strategy == 'grouped' and hint_map %}
         {% do joinery.raise_argument_error(macro_name, 'hints', hints,
             "full_join_plan='grouped' runs as one grouped pass with no join to hint") %}
@@ -158,7 +165,7 @@
         'macro_name': macro_name, 'names': names, 'relations': inputs, 'keys': key_lists,
         'join_type': join_type, 'required': required_inputs, 'strategy': strategy,
         'driver': required_inputs[0] if required_inputs else names[0], 'hints': hint_map,
-        'columns': input_columns, 'outputs': [], 'qualify': qualify} %}
+        'columns': input_columns, 'outputs': [], 'qualify': qualify, 'null_keys': null_keys} %}
 
     {% if qualify is not boolean %}
         {% do joinery.raise_argument_error(macro_name, 'qualify', qualify, 'expected true or false') %}
@@ -182,18 +189,23 @@
 
 
 {% macro multi_join_reference(plan, reference, argument) %}
-    {#- 'input.column' -> {input, column (spelled as in the input), dtype, key_index}; key_index is the
-        position in the join key when the column is a key column of the FIRST input, which stands for
-        the join key itself (coalesced across inputs in outer joins). -#}
+    {#- 'input.column' -> {input, column (spelled as in the input), dtype, key_index}: that input's own
+        value (NULL where the input has no row). 'join_key.column' is the join key itself (coalesced
+        across inputs in a full join), its columns named as the first input's key columns; key_index
+        is its position in the key. -#}
     {% set macro_name = plan.macro_name %}
     {% if reference is not string or '.' not in reference %}
         {% do joinery.raise_argument_error(macro_name, argument, reference,
-            "expected 'input.column' with an input of " ~ tojson(plan.names)) %}
+            "expected 'input.column' with an input of " ~ tojson(plan.names) ~ ", or 'join_key.column'") %}
     {% endif %}
     {% set name, column = reference.split('.', 1) %}
+    {% if name | lower == 'join_key' %}
+        {{ return(joinery.multi_join_key_reference(plan, reference, column, argument)) }}
+    {% endif %}
     {% if name not in plan.names %}
         {% do joinery.raise_argument_error(macro_name, argument, reference,
-            'no such input `' ~ name ~ '`; the inputs are ' ~ tojson(plan.names)) %}
+            'no such input `' ~ name ~ '`; the inputs are ' ~ tojson(plan.names) ~ ", and 'join_key.<column>' "
+            ~ 'is the join key') %}
     {% endif %}
     {% set available = plan.columns[name] | map(attribute='name') | list %}
     {% set found = joinery.find_column(available, column) %}
@@ -202,13 +214,40 @@
             'no such column in input `' ~ name ~ '` (' ~ plan.relations[name] ~ '); its columns are '
             ~ tojson(available)) %}
     {% endif %}
-    {% set key_index = none %}
-    {% if name == plan.names[0] and plan.strategy != 'cross' %}
-        {% set key_names = plan['keys'][name] | map('lower') | list %}
-        {% set key_index = key_names.index(found | lower) if found | lower in key_names else none %}
-    {% endif %}
     {% set dtype = (plan.columns[name] | selectattr('name', 'equalto', found) | first).dtype %}
-    {{ return({'input': name, 'column': found, 'dtype': dtype, 'key_index': key_index}) }}
+    {{ return({'input': name, 'column': found, 'dtype': dtype, 'key_index': none}) }}
+{% endmacro %}
+
+
+{% macro multi_join_key_reference(plan, reference, column, argument) %}
+    {#- 'join_key.column': a column of the join key, named as the first input's key column. -#}
+    {% if plan.strategy == 'cross' %}
+        {% do joinery.raise_argument_error(plan.macro_name, argument, reference, 'a cross join has no join key') %}
+    {% endif %}
+    {% set first = plan.names[0] %}
+    {% set found = joinery.find_column(plan['keys'][first], column) %}
+    {% if found is none %}
+        {% do joinery.raise_argument_error(plan.macro_name, argument, reference,
+            'no such join key column; the join key columns (named as the first input `' ~ first ~ '` names them) are '
+            ~ tojson(plan['keys'][first])) %}
+    {% endif %}
+    {% set dtype = (plan.columns[first] | selectattr('name', 'equalto', found) | first).dtype %}
+    {{ return({'input': 'join_key', 'column': found, 'dtype': dtype,
+               'key_index': plan['keys'][first].index(found)}) }}
+{% endmacro %}
+
+
+{% macro multi_join_check_null_keys(null_keys, join_type, macro_name) %}
+    {#- distinct: SQL's NULL never equals NULL; equal: NULL key parts match each other (<=>). -#}
+    {% set allowed = ['distinct', 'equal'] %}
+    {% if null_keys not in allowed %}
+        {% do joinery.raise_argument_error(macro_name, 'null_keys', null_keys, 'expected one of ' ~ tojson(allowed)
+            ~ " ('distinct': a NULL key part matches nothing, as in SQL; 'equal': NULL key parts match each other)") %}
+    {% endif %}
+    {% if join_type == 'cross' and null_keys != 'distinct' %}
+        {% do joinery.raise_argument_error(macro_name, 'null_keys', null_keys,
+            'a cross join has no keys to compare; leave `null_keys` out') %}
+    {% endif %}
 {% endmacro %}
 
 
@@ -233,7 +272,7 @@
     {% else %}
         {% if plan.strategy != 'cross' %}
             {% for key in plan['keys'][first] %}
-                {% do items.append(joinery.multi_join_reference(plan, first ~ '.' ~ key, 'keys')) %}
+                {% do items.append(joinery.multi_join_reference(plan, 'join_key.' ~ key, 'keys')) %}
             {% endfor %}
         {% endif %}
         {% for name in plan.names %}
@@ -247,6 +286,11 @@
             {% for reference in joinery.as_list(drop, 'drop', macro_name, allow_empty=true) %}
                 {% set item = joinery.multi_join_reference(plan, reference, 'drop') %}
                 {% do dropped.append(item.input ~ '.' ~ item.column) %}
+            {% endfor %}
+            {% set present = joinery.multi_join_references(items) %}
+            {% for reference in dropped if reference not in present %}
+                {% do joinery.raise_argument_error(macro_name, 'drop', reference,
+                    'not an output column; the output columns are ' ~ tojson(present)) %}
             {% endfor %}
             {% set kept = [] %}
             {% for item in items if (item.input ~ '.' ~ item.column) not in dropped %}

@@ -8,7 +8,7 @@ joined as (
     {{ joinery.multi_join(
         inputs={'customers': ref('hydrator_customers'), 'purchases': ref('hydrator_purchases')},
         keys={'customers': ['cust_id'], 'purchases': ['cust_id']},
-        select=['customers.cust_id', 'customers.cust_name', 'purchases.purchase_id'],
+        select=['join_key.cust_id', 'customers.cust_name', 'purchases.purchase_id'],
     ) }}
 )
 

@@ -12,7 +12,7 @@ joined as (
         },
         keys={'customer_purchases': ['purchase_id'], 'transactions': ['purchase_id']},
         select=[
-            'customer_purchases.purchase_id',
+            'join_key.purchase_id',
             'customer_purchases.cust_id',
             'customer_purchases.cust_name',
             'customer_purchases.location',
