@@ -22,7 +22,7 @@
         {{ return(true) }}
     {% endif %}
     {#- A parquet/Hive table joinery did not build is rebuilt from the full SELECT on the first run. -#}
-    {{ return('joinery.root' in joinery.upsert_table_properties(relation.render())) }}
+    {{ return('joinery.root' in joinery.table_properties(relation.render())) }}
 {% endmacro %}
 
 
