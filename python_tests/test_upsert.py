@@ -80,20 +80,9 @@ def state(spark) -> dict:
 
 
 def version_dirs(location: str) -> list[str]:
-    """The version directories (v_<run id>, or v=<run id> before 0.1.0) beside a non-partitioned table's current one."""
+    """The version directories (v_<run id>) beside a non-partitioned table's current one."""
     root = Path(urlparse(location).path).parent
-    return sorted(path.name for path in root.iterdir() if path.name.startswith(("v_", "v=")))
-
-
-def move_to_layout_before_0_1_0(spark, table: str) -> Path:
-    """Rename a non-partitioned table's version directory v_<run id> to v=<run id>, as joinery named
-    it before 0.1.0, and point the table at it: a table built by that joinery."""
-    location = describe_location(spark, table)
-    current = Path(urlparse(location).path)
-    legacy = current.with_name("v=" + current.name.removeprefix("v_"))
-    current.rename(legacy)
-    spark.execute(f"alter table {table} set location '{location.removesuffix(current.name)}{legacy.name}'")
-    return legacy
+    return sorted(path.name for path in root.iterdir() if path.name.startswith("v_"))
 
 
 @pytest.fixture(scope="module")
@@ -112,11 +101,9 @@ def history(dbt, spark):
     )
     states["batch 1"] = state(spark)
     states["batch 1 statements"] = first.statements
-    legacy = move_to_layout_before_0_1_0(spark, f"{SCHEMA}.upsert_customers")
     result = dbt.invoke("build", "--select", *EXAMPLES, *EXCLUDE, schema=SCHEMA, vars=MODULE_VARS)
     states["batch 2"] = state(spark)
     states["batch 2 tests"] = result
-    states["layout before 0.1.0"] = {"directory": legacy, "kept after batch 2": legacy.is_dir()}
     dbt.invoke("run", "--select", *EXAMPLES, *EXCLUDE, schema=SCHEMA, vars=MODULE_VARS)
     states["nothing new"] = state(spark)
     dbt.invoke(
@@ -181,15 +168,6 @@ def test_old_versions_are_removed_keeping_the_previous_one(history):
         previous = history["batch 2"][model]["location"]
         names = [Path(urlparse(location).path).name for location in (previous, current)]
         assert version_dirs(current) == sorted(names), model
-
-
-def test_a_table_in_the_layout_before_0_1_0_is_upserted_and_its_old_version_deleted(history):
-    # upsert_customers was moved to v=<run id> after batch 1: batch 2 kept it as the previous
-    # version, and the replay's commit deleted it.
-    legacy = history["layout before 0.1.0"]
-    assert legacy["kept after batch 2"], legacy
-    assert not legacy["directory"].exists(), legacy
-    assert history["batch 2"]["upsert_customers"]["rows"] == reference(2)
 
 
 @pytest.mark.parametrize("model", ["upsert_customers_avro", "upsert_customers_avro_by_country"])

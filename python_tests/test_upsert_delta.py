@@ -59,7 +59,7 @@ def delta_history(dbt, spark):
     only_build = ["--resource-type", "seed", "--resource-type", "model"]
     dbt.invoke("build", *SELECT, *only_build, schema=SCHEMA, vars={"upsert_through_batch": 1})
     found["batch 1"] = states(spark)
-    found["batch 2 result"] = dbt.invoke("build", *SELECT, schema=SCHEMA, vars=VARS)
+    found["batch 2 result"] = dbt.invoke("build", *SELECT, "--indirect-selection", "cautious", schema=SCHEMA, vars=VARS)
     found["batch 2"] = states(spark)
     found["nothing new result"] = dbt.invoke("run", "--select", *MODELS, schema=SCHEMA, vars=VARS)
     found["nothing new"] = states(spark)

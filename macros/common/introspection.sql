@@ -150,3 +150,64 @@
     {% endif %}
     {{ return(expected_columns | map(attribute='name') | list) }}
 {% endmacro %}
+
+
+{% macro describe_relation(relation) %}
+    {#- Columns, partition columns, location, type and provider (file format, lower case) of a table
+        (or the columns of a view), from one `describe table extended`, and a second one as JSON when
+        a column holds a struct (parseable_struct_types). The one parser of `describe` output. -#}
+    {% set rows = run_query('describe table extended ' ~ relation).rows %}
+    {% set info = {'columns': [], 'partition_columns': [], 'location': none, 'type': none, 'provider': none} %}
+    {% set section = namespace(name='columns') %}
+    {% for row in rows %}
+        {% set key = (row[0] or '') | trim %}
+        {% set value = (row[1] or '') | trim %}
+        {% if key == '# Partition Information' %}
+            {% set section.name = 'partitions' %}
+        {% elif key == '# Detailed Table Information' %}
+            {% set section.name = 'details' %}
+        {% elif key == '# Metadata Columns' %}
+            {#- Iceberg's (_spec_id, _file, ...), listed after its partition columns. -#}
+            {% set section.name = 'other' %}
+        {% elif key == '' or key.startswith('#') %}
+            {% if section.name == 'columns' %}{% set section.name = 'other' %}{% endif %}
+        {% elif section.name == 'columns' %}
+            {% do info['columns'].append({'name': key, 'type': value}) %}
+        {% elif section.name == 'partitions' %}
+            {% do info['partition_columns'].append(key) %}
+        {% elif section.name == 'details' and key in ['Location', 'Type', 'Provider'] %}
+            {% do info.update({key | lower: value | lower if key == 'Provider' else value}) %}
+        {% endif %}
+    {% endfor %}
+    {% set fixed = joinery.parseable_struct_types(relation, info['columns'] | map(attribute='name') | list,
+        info['columns'] | map(attribute='type') | list) %}
+    {% for column in info['columns'] if column['name'] in fixed %}
+        {% do column.update({'type': fixed[column['name']]}) %}
+    {% endfor %}
+    {{ return(info) }}
+{% endmacro %}
+
+
+{% macro table_properties(relation) %}
+    {#- A table's properties (`show tblproperties`) as a dict. -#}
+    {% set properties = {} %}
+    {% for row in run_query('show tblproperties ' ~ relation).rows %}
+        {% do properties.update({row[0]: row[1]}) %}
+    {% endfor %}
+    {{ return(properties) }}
+{% endmacro %}
+
+
+{% macro relation_provider(relation) %}
+    {#- The table's provider (delta, iceberg, parquet, hive, ...), lower case: from dbt's relation
+        cache (`show table extended`) when it has it, else from one `describe table extended`. -#}
+    {% set found = modules.re.search('(?m)^Provider: *(\\S+)', relation.information or '') %}
+    {% if found %}
+        {{ return(found.group(1) | lower) }}
+    {% endif %}
+    {% for row in run_query('describe table extended ' ~ relation.render()).rows
+        if (row[0] or '') | trim == 'Provider' %}
+        {{ return(row[1] | trim | lower) }}
+    {% endfor %}
+    {{ return(none) }}
+{% endmacro %}

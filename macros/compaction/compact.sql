@@ -156,14 +156,7 @@
         never holds a NULL partition value, and `=` lets Spark use the key for partition pruning
         (dynamic pruning, when it can reuse the broadcast; compaction_new_rows adds the
         literal predicate that prunes in every case). -#}
-    {% set equal_columns = settings.get('equal_columns', []) | map('lower') | list %}
-    {% set pairs = [] %}
-    {% for column in settings.key %}
-        {% do pairs.append(left ~ '.' ~ joinery.quote_identifier(column)
-            ~ (' = ' if column | lower in equal_columns else ' <=> ') ~ right ~ '.'
-            ~ joinery.quote_identifier(column)) %}
-    {% endfor %}
-    {{ return(pairs | join(' and ')) }}
+    {{ return(joinery.key_match(settings.key, left, right, equal_columns=settings.get('equal_columns', []))) }}
 {% endmacro %}
 
 
@@ -512,15 +505,15 @@ where
     {% set newest = ('max(' ~ joinery.quote_identifier(settings.loaded_at) ~ ')'
         if settings.loaded_at is not none else 'null') ~ ' as joinery_newest' %}
     {% set facts_sql = 'select\n    '
-        ~ (joinery.upsert_partition_list_sql(names) if names else 'null') ~ ',\n    '
+        ~ (joinery.partition_list_sql(names) if names else 'null') ~ ',\n    '
         ~ (joinery.watermark_text_sql('greatest(' ~ (watermark_sql or 'null') ~ ', max(joinery_newest))',
             joinery.plan_entry(plan, settings.loaded_at).type) if settings.loaded_at is not none else 'null')
-        ~ '\nfrom (\n' ~ joinery.upsert_partition_rollup_sql(rows_sql, names, [newest]) ~ '\n)' %}
+        ~ '\nfrom (\n' ~ joinery.partition_rollup_sql(rows_sql, names, [newest]) ~ '\n)' %}
     {% set row = run_query(facts_sql).rows[0] %}
     {% set touched = none %}
     {% if partition_columns %}
-        {% set touched = joinery.upsert_partition_predicate(partition_columns,
-            joinery.upsert_parse_partition_values(row[0], names, allow_null=true), alias) %}
+        {% set touched = joinery.partition_predicate(partition_columns,
+            joinery.parse_partition_values(row[0]), alias) %}
     {% endif %}
     {{ return({'touched': touched, 'watermark': row[1]}) }}
 {% endmacro %}
@@ -554,7 +547,7 @@ where
         watermark, 'snapshot': the snapshot's newest loaded_at it was built from, or none}; none when
         there is no such property, another column, or an empty one (a model whose SELECT named no
         single watermark, or a commit that wrote no row with a loaded_at). -#}
-    {% set text = joinery.upsert_table_properties(target).get('joinery.watermark') or '' %}
+    {% set text = joinery.table_properties(target).get('joinery.watermark') or '' %}
     {% if text == '' %}
         {{ return(none) }}
     {% endif %}

@@ -344,12 +344,7 @@
 
 
 {% macro fk_join_key_match(left_columns, right_columns, left_alias, right_alias) %}
-    {% set conditions = [] %}
-    {% for left_column in left_columns %}
-        {% do conditions.append(left_alias ~ '.' ~ joinery.quote_identifier(left_column) ~ ' = '
-            ~ right_alias ~ '.' ~ joinery.quote_identifier(right_columns[loop.index0])) %}
-    {% endfor %}
-    {{ return(conditions | join(' and ')) }}
+    {{ return(joinery.key_match(left_columns, left_alias, right_alias, right_keys=right_columns, null_safe=false)) }}
 {% endmacro %}
 
 

@@ -23,10 +23,10 @@
     {% if file_format in ('delta', 'iceberg') %}
         {#- Only a table of that format is merged into; another (a parquet table switched to delta) is
             rebuilt from the full SELECT. -#}
-        {{ return(joinery.upsert_relation_provider(relation) == file_format) }}
+        {{ return(joinery.relation_provider(relation) == file_format) }}
     {% endif %}
     {#- A parquet/Hive table joinery did not build is rebuilt from the full SELECT on the first run. -#}
-    {{ return('joinery.root' in joinery.upsert_table_properties(relation.render())) }}
+    {{ return('joinery.root' in joinery.table_properties(relation.render())) }}
 {% endmacro %}
 
 

@@ -8,10 +8,10 @@
     {#- `create or replace` keeps the provider: a table of another format is rebuilt (is_incremental
         is false for it, so the SELECT yields every row). -#}
     {% set same_format = existing is not none
-        and joinery.upsert_relation_provider(existing) == settings.file_format %}
+        and joinery.relation_provider(existing) == settings.file_format %}
     {% set full_build = not same_format or should_full_refresh() %}
-    {% set properties = joinery.upsert_table_properties(target_sql) if same_format else {} %}
-    {% set target_info = joinery.upsert_describe(target_sql) if not full_build else none %}
+    {% set properties = joinery.table_properties(target_sql) if same_format else {} %}
+    {% set target_info = joinery.describe_relation(target_sql) if not full_build else none %}
     {% if not full_build %}
         {% do joinery.upsert_merge_check_table(target_sql, target_info, properties, settings) %}
     {% endif %}
@@ -57,32 +57,19 @@
 {% endmacro %}
 
 
-{% macro upsert_relation_provider(relation) %}
-    {#- The table's provider (delta, iceberg, parquet, hive, ...), lower case: from dbt's relation
-        cache (`show table extended`) when it has it, else from one `describe table extended`. -#}
-    {% set found = modules.re.search('(?m)^Provider: *(\\S+)', relation.information or '') %}
-    {% if found %}
-        {{ return(found.group(1) | lower) }}
-    {% endif %}
-    {% for row in run_query('describe table extended ' ~ relation.render()).rows
-        if (row[0] or '') | trim == 'Provider' %}
-        {{ return(row[1] | trim | lower) }}
-    {% endfor %}
-    {{ return(none) }}
-{% endmacro %}
-
-
 {% macro upsert_merge_replace(target, other_format, changes, change_info, settings, watermark_text) %}
     {#- The whole table from the live changed rows, in one atomic `create or replace` (its previous
         version stays readable by time travel). `create or replace` cannot change a table's provider,
         so a table of another format (`other_format`) is dropped first: not atomic, that one case. -#}
-    {% set properties = joinery.upsert_format_properties(settings.file_format) %}
-    {% do properties.update({'joinery.unique_key': tojson(settings.unique_key | map('lower') | list),
-        'joinery.watermark': watermark_text}) %}
     {% set assignments = [] %}
-    {% for name, value in properties | dictsort %}
+    {% for name, value in joinery.upsert_format_properties(settings.file_format) | dictsort %}
         {% do assignments.append(joinery.sql_string(name) ~ ' = ' ~ joinery.sql_string(value)) %}
     {% endfor %}
+    {% set joinery_values = {'unique_key': tojson(settings.unique_key | map('lower') | list)} %}
+    {% if watermark_text is not none %}
+        {% do joinery_values.update({'watermark': watermark_text}) %}
+    {% endif %}
+    {% do assignments.append(joinery.upsert_properties_sql(joinery_values)) %}
     {% set location = config.get('location_root') %}
     {% if other_format is not none %}
         {% do adapter.drop_relation(other_format) %}
@@ -109,12 +96,12 @@
     {% set unique_key_text = tojson(settings.unique_key | map('lower') | list) %}
     {% set stored = properties.get('joinery.unique_key') %}
     {% if stored != unique_key_text %}
-        {{ joinery.raise_argument_error(settings.where, 'unique_key', settings.unique_key, 'the table was built '
+        {{ joinery.upsert_argument_error('unique_key', settings.unique_key, 'the table was built '
             ~ 'with unique_key ' ~ (stored or '(none: not built by joinery_upsert)') ~ ', and matching its rows '
             ~ 'on another key can merge or drop rows: change unique_key with --full-refresh') }}
     {% endif %}
     {% if target_info.partition_columns | map('lower') | list != settings.partition_by | map('lower') | list %}
-        {{ joinery.raise_argument_error(settings.where, 'partition_by', settings.partition_by,
+        {{ joinery.upsert_argument_error('partition_by', settings.partition_by,
             'the table is partitioned by ' ~ tojson(target_info.partition_columns)
             ~ '; change partitioning with --full-refresh') }}
     {% endif %}
@@ -145,10 +132,9 @@
         {% if found is none %}
             {% do added.append(joinery.quote_identifier(column.name) ~ ' ' ~ column.type) %}
         {% elif not joinery.upsert_types_compatible(target_type, column.type) %}
-            {% do joinery.upsert_drop_changes(changes) %}
-            {{ exceptions.raise_compiler_error(settings.where ~ ': column ' ~ column.name ~ ' is ' ~ column.type
-                ~ ' in the model but ' ~ target_type ~ ' in ' ~ target_sql
-                ~ '; cast it in the model, or change the type with --full-refresh') }}
+            {{ joinery.upsert_fail('column ' ~ column.name ~ ' is ' ~ column.type ~ ' in the model but '
+                ~ target_type ~ ' in ' ~ target_sql ~ '; cast it in the model, or change the type with --full-refresh',
+                changes) }}
         {% endif %}
     {% endfor %}
     {% if added %}
@@ -159,7 +145,7 @@
     {% for name in target_info.partition_columns %}
         {% do partition_columns.append(target_info.columns | selectattr('name', 'equalto', name) | first) %}
     {% endfor %}
-    {% set target_filter = joinery.upsert_partition_predicate(partition_columns, change_info.partition_values,
+    {% set target_filter = joinery.partition_predicate(partition_columns, change_info.partition_values,
         alias='target') if pruned else none %}
     {% call statement('main', fetch_result=true) %}
         {{ joinery.upsert_merge_sql(target_sql, changes, change_info['keys'], names, change_info.deleted,

@@ -1,0 +1,140 @@
+{#- joinery_upsert on parquet, orc and Hive SerDe tables: a new version written to a fresh directory
+    through a staging table, checked (verify.sql), then committed by metastore calls (journal.sql).
+    docs/upsert.md ("Crash safety, step by step") names the macro of each step. -#}
+
+{% macro upsert_by_rewrite(target, existing, sql, settings) %}
+    {% set table = joinery.upsert_read_table(target, existing, settings) %}
+    {% set changes = joinery.upsert_stage_changes(sql) %}
+    {% set annotation = joinery.upsert_model_watermark(sql) %}
+    {% set newest_of = joinery.upsert_watermark_to_derive(annotation) %}
+    {% set change_info = joinery.upsert_validate_changes(changes, settings, with_partitions=not table.full_build,
+        newest_of=newest_of) %}
+    {% do table.update({'watermark': annotation if newest_of is none
+        else joinery.upsert_derived_watermark(newest_of, change_info.newest)}) %}
+    {% if not table.full_build and change_info.rows == 0 %}
+        {#- Nothing changed: no rewrite, no commit; the table keeps its files and location. -#}
+        {% do joinery.upsert_store_unchanged_watermark(target.render(), table.properties, table.watermark) %}
+        {% call statement('main') %}select 'joinery_upsert: no changed rows' as status{% endcall %}
+        {{ log('joinery_upsert ' ~ target ~ ': no changed rows, table left unchanged', info=true) }}
+        {% do joinery.upsert_drop_changes(changes) %}
+        {{ return(none) }}
+    {% endif %}
+    {% do table.update({'root': joinery.upsert_version_root(target, existing, table)}) %}
+    {% set version = joinery.upsert_write_version(target, table, changes, change_info, settings) %}
+    {% set facts = joinery.upsert_verify_version(target, version.stage, version.dir, version.plan, change_info,
+        table.full_build, settings, changes) %}
+    {% set recreate = existing is not none and (not table.managed or version.plan.recreate) %}
+    {% set journal = joinery.upsert_journal(target, table, version, facts, recreate) %}
+    {% if table.managed %}
+        {% do joinery.upsert_check_no_overlap(target, table.root, table.properties, table.run_id, version.dir,
+            changes) %}
+    {% endif %}
+    {% do joinery.upsert_commit(target, existing, table, version, journal, recreate, settings) %}
+    {% do joinery.upsert_drop_changes(changes) %}
+    {{ log('joinery_upsert ' ~ target ~ ': ' ~ facts.summary ~ '; version ' ~ table.run_id ~ ' has ' ~ facts.written
+        ~ ' rows' ~ ((' in ' ~ facts.produced | length ~ ' rewritten partitions, ' ~ journal['drop'] | length
+            ~ ' dropped') if change_info.partition_by else ''), info=true) }}
+{% endmacro %}
+
+
+{% macro upsert_read_table(target, existing, settings) %}
+    {#- What the run builds on: the table's joinery properties after recovering what a killed run
+        left (upsert_recover), whether joinery built it (`managed`: it has `joinery.root`), whether
+        this is a full build, and the properties this run stores. The run id names its version. -#}
+    {% set target_sql = target.render() %}
+    {% set properties = joinery.table_properties(target_sql) if existing is not none else {} %}
+    {% set managed = 'joinery.root' in properties %}
+    {% if managed and joinery.upsert_recover(target, properties) %}
+        {% set properties = joinery.table_properties(target_sql) %}
+    {% endif %}
+    {% set table = {'properties': properties, 'managed': managed,
+        'full_build': existing is none or not managed or should_full_refresh(),
+        'run_id': run_started_at.strftime('%Y%m%d%H%M%S%f') ~ '_' ~ invocation_id[:8],
+        'unique_key': tojson(settings.unique_key | map('lower') | list),
+        'location_root': config.get('location_root') or '', 'options': joinery.upsert_options_text(settings)} %}
+    {% do table.update({'options_changed': managed and properties.get('joinery.options') != table.options}) %}
+    {% if managed %}
+        {% do joinery.upsert_check_built_with(target_sql, table, settings) %}
+    {% endif %}
+    {{ return(table) }}
+{% endmacro %}
+
+
+{% macro upsert_check_built_with(target_sql, table, settings) %}
+    {#- A joinery table keeps what it was built with. Its unique_key: matched on another key, one
+        change could replace several rows, or two changes one row (the row count check cannot tell).
+        Its options (a Hive SerDe table reads its files through the SerDe its definition names, and
+        a commit only moves its location). Both change with --full-refresh. Its location_root, even
+        then: joinery does not move a table's files. -#}
+    {% set properties = table.properties %}
+    {% if not table.full_build and properties.get('joinery.unique_key') != table.unique_key %}
+        {{ joinery.upsert_argument_error('unique_key', settings.unique_key, 'the table was built with unique_key '
+            ~ properties.get('joinery.unique_key') ~ ', and matching its rows on another key can merge or drop '
+            ~ 'rows: change unique_key with --full-refresh') }}
+    {% endif %}
+    {% if properties.get('joinery.location_root') != table.location_root %}
+        {{ joinery.upsert_argument_error('location_root', table.location_root, 'the table was built with '
+            ~ 'location_root ' ~ tojson(properties.get('joinery.location_root')) ~ ' (its versions are under '
+            ~ properties['joinery.root'] ~ '), and joinery does not move a table: set location_root back, or drop '
+            ~ target_sql ~ ' and run again to build it at the new root (the old root keeps its files)') }}
+    {% endif %}
+    {% if table.options_changed and not table.full_build %}
+        {{ joinery.upsert_argument_error('options', settings.options, 'the table was built with options '
+            ~ properties.get('joinery.options') ~ ', and its definition could not read files written with '
+            ~ 'others: change options with --full-refresh') }}
+    {% endif %}
+{% endmacro %}
+
+
+{% macro upsert_version_root(target, existing, table) %}
+    {#- Where versions live: the root the table was built with (stored qualified), else
+        `<location_root>/<alias>`, else `<schema location>/<alias>__joinery`: not the folder of a
+        managed table of that name, since dbt-spark's `table`, if the model is switched back to it,
+        creates its own there, which fails with LOCATION_ALREADY_EXISTS on a folder holding versions.
+        A table joinery did not build (a former `table` model) that lives at the root would delete
+        that directory when dropped, so the versions then go beside it. -#}
+    {% if table.managed %}
+        {{ return(table.properties['joinery.root']) }}
+    {% elif table.location_root %}
+        {% set root = joinery.upsert_qualified_location(target, table.location_root ~ '/' ~ target.identifier) %}
+    {% else %}
+        {% set root = joinery.upsert_schema_location(target.schema) ~ '/' ~ target.identifier ~ '__joinery' %}
+    {% endif %}
+    {% if existing is not none and joinery.describe_relation(target.render())['location'].startswith(root) %}
+        {% set root = root ~ '__joinery' %}
+    {% endif %}
+    {{ return(root) }}
+{% endmacro %}
+
+
+{% macro upsert_write_version(target, table, changes, change_info, settings) %}
+    {#- Plan the new version and write it into its own directory `<root>/v_<run id>` through a
+        staging table located there; on a joinery table, a `writing` journal names the directory
+        first, so a run killed while writing leaves the next run a directory to delete. One INSERT
+        per SELECT: Spark 4 does not reuse a cached view whose query uses a CTE twice (compact's,
+        fk_join's) when one statement names the view twice. -#}
+    {% set target_sql = target.render() %}
+    {% set version_dir = joinery.upsert_version_directory(table.root, table.run_id) %}
+    {% set target_info = joinery.describe_relation(target_sql) if table.managed else none %}
+    {% set plan = joinery.upsert_plan(target_sql, target_info, table.full_build, changes, change_info, settings,
+        table.options_changed) %}
+    {% set stage_sql = joinery.upsert_work_table(target, 'stage') %}
+    {% if table.managed %}
+        {% do joinery.upsert_set_pending(target_sql, {'run': table.run_id, 'state': 'writing', 'dir': version_dir}) %}
+    {% endif %}
+    {% do run_query('create table ' ~ stage_sql ~ ' (\n    ' ~ joinery.upsert_column_ddl(plan.columns) ~ '\n)\n'
+        ~ joinery.upsert_storage_clause(settings, staging=true) ~ '\nlocation ' ~ joinery.sql_string(version_dir)) %}
+    {% if change_info.partition_by and settings.file_format == 'hive' %}
+        {% do run_query('set hive.exec.dynamic.partition.mode=nonstrict') %}
+    {% endif %}
+    {% for select_sql in plan.selects[:-1] %}
+        {% do run_query('insert into ' ~ stage_sql ~ '\n' ~ select_sql) %}
+    {% endfor %}
+    {% call statement('main') %}
+        insert into {{ stage_sql }}
+        {{ plan.selects[-1] }}
+    {% endcall %}
+    {{ return({'dir': version_dir, 'plan': plan, 'stage': stage_sql,
+        'partitioned': change_info.partition_by | length > 0,
+        'target_location': target_info.location if target_info else none}) }}
+{% endmacro %}

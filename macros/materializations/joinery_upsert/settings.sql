@@ -1,0 +1,126 @@
+{#- The model's joinery_upsert config, validated before anything runs, and what the materialization
+    applies of dbt's own configs (contract, tblproperties, persist_docs). -#}
+
+{% macro upsert_settings() %}
+    {#- The model's joinery_upsert config, validated: unique_key, deleted_column, partition_by,
+        file_format, options, on_schema_change. `where` is the one error prefix (upsert_fail). -#}
+    {% set unique_key = config.get('unique_key') %}
+    {% if unique_key is none or unique_key == [] or unique_key == '' %}
+        {{ joinery.upsert_argument_error('unique_key', unique_key,
+            'joinery_upsert needs unique_key: the column (or list of columns) that identifies a row') }}
+    {% endif %}
+    {% set keys = joinery.upsert_column_list('unique_key', unique_key) %}
+    {% set deleted_column = config.get('deleted_column', '_joinery_deleted') %}
+    {% if deleted_column is not string or not modules.re.match('^[A-Za-z_][A-Za-z0-9_]*$', deleted_column) %}
+        {{ joinery.upsert_argument_error('deleted_column', deleted_column,
+            'expected an identifier: letters, digits and underscores, not starting with a digit') }}
+    {% endif %}
+    {#- dbt-spark table configs joinery_upsert does not apply: an error, not a table without them. -#}
+    {% for name in ['clustered_by', 'buckets'] if config.get(name) is not none %}
+        {{ joinery.upsert_argument_error(name, config.get(name), 'joinery_upsert does not write bucketed '
+            ~ "tables (each run writes new files for the touched partitions only); leave it unset, or use "
+            ~ "materialized='table'") }}
+    {% endfor %}
+    {#- dbt's default `ignore` is taken as joinery's own behaviour (new columns are added, removed ones
+        kept): the two cannot be told apart, as dbt fills in the default. -#}
+    {% set on_schema_change = config.get('on_schema_change') or 'ignore' %}
+    {% if on_schema_change not in ['ignore', 'append_new_columns', 'fail'] %}
+        {{ joinery.upsert_argument_error('on_schema_change', on_schema_change,
+            "expected 'append_new_columns' (joinery_upsert's behaviour, also under dbt's default 'ignore') or "
+            ~ "'fail'; columns cannot be dropped in place from a parquet table: use --full-refresh") }}
+    {% endif %}
+    {% set settings = {'where': joinery.upsert_where(), 'unique_key': keys,
+        'deleted_column': deleted_column,
+        'partition_by': joinery.upsert_settings_partition_by(), 'on_schema_change': on_schema_change} %}
+    {% do settings.update(joinery.upsert_settings_storage()) %}
+    {{ return(settings) }}
+{% endmacro %}
+
+
+{% macro upsert_column_list(argument, value) %}
+    {#- A config naming one column or a list of them, as a list. -#}
+    {% if value is string %}
+        {{ return([value]) }}
+    {% endif %}
+    {% if value is not iterable or value is mapping or value | length == 0 %}
+        {{ joinery.upsert_argument_error(argument, value, 'expected a column name or a list of column names') }}
+    {% endif %}
+    {{ return(value | list) }}
+{% endmacro %}
+
+
+{% macro upsert_settings_partition_by() %}
+    {#- The partition_by config as a list of identifiers. -#}
+    {% set partition_by = config.get('partition_by') %}
+    {% set partitions = joinery.upsert_column_list('partition_by', partition_by) if partition_by is not none else [] %}
+    {% for name in partitions if not modules.re.match('^[A-Za-z_][A-Za-z0-9_]*$', name | string) %}
+        {#- Spark writes such a table, but the Hive metastore cannot parse a partition filter on it
+            (`Error parsing partition filter`), which every incremental run needs. -#}
+        {{ joinery.upsert_argument_error('partition_by', name, 'a partition column of a joinery_upsert '
+            ~ 'table must be named by an identifier (letters, digits and underscores, not starting with a digit): '
+            ~ 'the Hive metastore cannot filter partitions on other names; rename it in the SELECT') }}
+    {% endfor %}
+    {{ return(partitions) }}
+{% endmacro %}
+
+
+{% macro upsert_settings_storage() %}
+    {#- {'file_format', 'options'}: how the table stores its files. -#}
+    {% set file_format = (config.get('file_format') or 'parquet') | lower %}
+    {% set allowed_formats = ['parquet', 'orc', 'hive', 'delta', 'iceberg'] %}
+    {% if file_format not in allowed_formats %}
+        {{ joinery.upsert_argument_error('file_format', file_format, 'expected one of ' ~ tojson(allowed_formats)) }}
+    {% endif %}
+    {% set options = config.get('options') or {} %}
+    {% if options is not mapping %}
+        {{ joinery.upsert_argument_error('options', options, "expected a mapping, e.g. {'fileFormat': 'avro'}") }}
+    {% endif %}
+    {% if file_format == 'hive' and not options %}
+        {#- Without a fileFormat, Spark writes Hive text files, which cannot hold nested types or NULLs
+            distinct from empty strings faithfully. -#}
+        {{ joinery.upsert_argument_error('options', options,
+            "file_format 'hive' needs options={'fileFormat': ...}, e.g. {'fileFormat': 'avro'}") }}
+    {% endif %}
+    {{ return({'file_format': file_format, 'options': options}) }}
+{% endmacro %}
+
+
+{% macro upsert_assert_contract(sql, settings) %}
+    {#- An enforced model contract, checked as dbt's `table` checks it (names and types of the SELECT
+        against the model's yml columns), before anything is written. The delete marker column is
+        not part of the table, so it is not part of the contract. -#}
+    {% set contract = config.get('contract') %}
+    {% if not (contract and contract.enforced) %}
+        {{ return(none) }}
+    {% endif %}
+    {% set names = [] %}
+    {% for column in get_column_schema_from_query(sql) if column.name | lower != settings.deleted_column | lower %}
+        {% do names.append(joinery.quote_identifier(column.name)) %}
+    {% endfor %}
+    {% do get_assert_columns_equivalent('select ' ~ names | join(', ') ~ ' from (\n' ~ sql ~ '\n)') %}
+{% endmacro %}
+
+
+{% macro upsert_apply_properties(target, settings) %}
+    {#- The model's `tblproperties`, and its description as the table comment under
+        persist_docs.relation, set on the table after each run (one statement, only when configured):
+        joinery writes its own DDL, and a rebuilt definition starts without them. -#}
+    {% set properties = config.get('tblproperties') or {} %}
+    {% if properties is not mapping %}
+        {{ joinery.upsert_argument_error('tblproperties', properties, "expected a mapping, e.g. {'owner': 'data'}") }}
+    {% endif %}
+    {% set assignments = [] %}
+    {% for name, value in properties.items() %}
+        {% if (name | string | lower).startswith('joinery.') %}
+            {{ joinery.upsert_argument_error('tblproperties', name,
+                "names starting with 'joinery.' are joinery's own") }}
+        {% endif %}
+        {% do assignments.append(joinery.sql_string(name) ~ ' = ' ~ joinery.sql_string(value)) %}
+    {% endfor %}
+    {% if (config.get('persist_docs') or {}).get('relation') and model.description %}
+        {% do assignments.append("'comment' = " ~ joinery.sql_string(model.description)) %}
+    {% endif %}
+    {% if assignments %}
+        {% do run_query('alter table ' ~ target ~ ' set tblproperties (' ~ assignments | join(', ') ~ ')') %}
+    {% endif %}
+{% endmacro %}
