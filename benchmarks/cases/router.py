@@ -46,7 +46,7 @@ def upstream(ctx: Context, facts: int, groups: int) -> None:
         f"""select id as dim_id, concat('region_', cast(pmod(xxhash64(id, 4), 5) as string)) as region,
             concat('segment_', cast(pmod(xxhash64(id, 5), 1000) as string)) as segment from range({dims})""",
     )
-    ctx.drop("rt_upstream")
+    ctx.sql(f"drop view if exists {s}.rt_upstream")  # a view: `drop table` on it is an error
     ctx.sql(
         f"""create view {s}.rt_upstream as
         select f.grp as id, f.category, d.region, sum(f.amount) as amount, count(*) as events
