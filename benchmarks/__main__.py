@@ -16,6 +16,7 @@ import traceback
 from pathlib import Path
 
 from benchmarks.cases import CASES
+from benchmarks.formats import DEFAULT_FORMATS, KNOWN_FORMATS
 from harness import REPO_ROOT
 
 RESULTS_PATH = Path(__file__).resolve().parent / "RESULTS.md"
@@ -42,6 +43,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         " benchmarks issue's minimum; --rows tiny excepted, the smoke test's timings mean nothing); a run of"
         " named cases may use fewer, e.g. 1 to try a change",
     )
+    parser.add_argument(
+        "--formats",
+        default=",".join(DEFAULT_FORMATS),
+        help="table formats the dbt-run cases (fk_join, compaction_incremental) run side by side, comma-separated"
+        f" (default {','.join(DEFAULT_FORMATS)}; known: {', '.join(KNOWN_FORMATS)})",
+    )
     parser.add_argument("--no-write", action="store_true", help="with --all: do not write RESULTS.md")
     parser.add_argument("--note", action="append", default=[], help="a line for RESULTS.md's notes")
     parser.add_argument(
@@ -62,6 +69,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="warehouse, metastore, dbt artifacts and logs of the run (default .spark/bench)",
     )
     args = parser.parse_args(argv)
+    args.formats = tuple(name.strip() for name in args.formats.split(",") if name.strip())
+    if not args.formats or set(args.formats) - set(KNOWN_FORMATS):
+        parser.error(f"--formats {','.join(args.formats)}: expected some of {', '.join(KNOWN_FORMATS)}")
     if args.all and args.repeats is not None and args.repeats < MIN_ALL_REPEATS and args.rows != "tiny":
         parser.error(
             f"--all needs --repeats {MIN_ALL_REPEATS} or more (the benchmarks issue's minimum); "
@@ -136,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         case = CASES[name]
         rows, case_tiny = case_rows(case, args)
         repeats = args.repeats or case_repeats(case)
-        ctx = Context(spark, dbt, rows=rows, tiny=case_tiny, repeats=repeats, work_dir=work_dir)
+        ctx = Context(spark, dbt, rows=rows, tiny=case_tiny, repeats=repeats, work_dir=work_dir, formats=args.formats)
         started = time.perf_counter()
         log(f"{name}: rows={rows:,} repeats={repeats}")
         try:

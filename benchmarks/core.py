@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.formats import DEFAULT_FORMATS
 from benchmarks.spark import PlanFacts, PlanRecorder
 
 SCHEMA = "bench"
@@ -76,6 +77,18 @@ def agreement(name: str, outputs: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def agreement_groups(name: str, groups: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """One agreement check over several groups of variants: each group's outputs must be equal (a case
+    keeps one agreement check, whatever number of things it compares)."""
+    checks = {group: agreement(group, outputs) for group, outputs in groups.items()}
+    return {
+        "name": name,
+        "kind": "agreement",
+        "value": {group: check["value"] for group, check in checks.items()},
+        "pass": all(check["pass"] for check in checks.values()),
+    }
+
+
 def _jsonable(output: Any) -> Any:
     # Fingerprints are (rows, hash sum) tuples; JSON has lists.
     if isinstance(output, dict):
@@ -96,8 +109,18 @@ class Bar:
 class Context:
     """The run of one case: the shared Spark session, the bench dbt project, sizes and repetitions."""
 
-    def __init__(self, spark, dbt, rows: int, tiny: bool, repeats: int, work_dir: Path):
+    def __init__(
+        self,
+        spark,
+        dbt,
+        rows: int,
+        tiny: bool,
+        repeats: int,
+        work_dir: Path,
+        formats: tuple[str, ...] = DEFAULT_FORMATS,
+    ):
         self.spark = spark
+        self.formats = formats
         self.dbt = dbt
         self.rows = rows
         self.tiny = tiny

@@ -14,6 +14,17 @@ PROJECT_DIR = Path(__file__).resolve().parent / "project"
 SCHEMA = "bench"
 
 
+def format_vars(table_format: str) -> dict[str, str] | None:
+    """The bench project's vars for a table format (its models default to parquet). DbtProject keeps
+    one partial parse per vars, so alternating formats does not make dbt parse the project again."""
+    return None if table_format == "parquet" else {"bench_format": table_format}
+
+
+def table_name(model: str, table_format: str) -> str:
+    """The table of `model` built in `table_format` (the bench project's generate_alias_name)."""
+    return model if table_format == "parquet" else f"{model}_{table_format}"
+
+
 class BenchDbt:
     """dbt on the `local` target, schema `bench`; artifacts and logs under the run's work folder."""
 
@@ -23,7 +34,7 @@ class BenchDbt:
         self.project = DbtProject(project_dir=PROJECT_DIR, target="local", schema=SCHEMA, target_path=self.target_path)
         self._installed = False
 
-    def invoke(self, *args: str, expect_success: bool | None = True):
+    def invoke(self, *args: str, expect_success: bool | None = True, table_format: str = "parquet"):
         if not self._installed:
             # joinery is a local package (a symlink to the repo); install it once per checkout.
             if not (PROJECT_DIR / "dbt_packages" / "joinery").exists():
@@ -31,12 +42,14 @@ class BenchDbt:
             self._installed = True
         # dbt logs (and `compile` prints SQL) to stdout, which carries only the benchmarks' JSON lines.
         with contextlib.redirect_stdout(sys.stderr):
-            return self.project.invoke(*args, expect_success=expect_success)
+            return self.project.invoke(*args, expect_success=expect_success, vars=format_vars(table_format))
 
-    def run(self, *models: str, full_refresh: bool = False) -> float:
-        """`dbt run --select <models>`; returns its wall time in seconds."""
+    def run(self, *models: str, full_refresh: bool = False, table_format: str = "parquet") -> float:
+        """`dbt run --select <models>` with the models' tables in `table_format`; returns its wall time
+        in seconds."""
         started = time.perf_counter()
-        self.invoke("run", "--select", *models, *(["--full-refresh"] if full_refresh else []))
+        refresh = ["--full-refresh"] if full_refresh else []
+        self.invoke("run", "--select", *models, *refresh, table_format=table_format)
         return time.perf_counter() - started
 
     def compiled_sql(self, model: str) -> str:

@@ -10,6 +10,12 @@ from typing import Any
 # Hand-written (with the numbers of the runs before and after each change), copied into RESULTS.md.
 OPTIMIZATIONS = Path(__file__).resolve().parent / "optimizations.md"
 PER_CASE = "each case's default (`--list`), under its medians"
+# The chart of incremental and rebuild time against table size, written beside RESULTS.md.
+CHART = "scaling.png"
+CHART_CASES = {
+    "fk_join": "fk_join: incremental run vs plain recompute",
+    "compaction_incremental": "compaction_incremental: incremental run vs plain rebuild",
+}
 
 
 def _sizes(sizes: dict[str, Any]) -> str:
@@ -19,9 +25,9 @@ def _sizes(sizes: dict[str, Any]) -> str:
 def _bars(result: dict[str, Any]) -> str:
     if "error" in result:
         return "error"
-    if not result.get("bars"):
+    if not result.get("bars") and not result.get("ratios"):
         return "no bar"
-    parts = []
+    parts = [] if result.get("bars") else ["no bar"]
     for bar in result["bars"]:
         mark = "met" if bar["pass"] else "MISSED"
         parts.append(f"{bar['name']}: {bar['ratio']:.2f} (<= {bar['limit']}) {mark}")
@@ -97,6 +103,30 @@ def render(results: list[dict[str, Any]], machine: dict[str, str], args: argpars
             f"| {result['case']} | {_sizes(result.get('sizes', {}))} | {_medians(result)} | {_bars(result)} "
             f"| {_exchanges(result)} |"
         )
+    lines += ["", "## Bars", "", "Each bar, met or missed, with what the run measured on both sides.", ""]
+    lines += [f"- {line}" for result in results for line in bar_lines(result)]
+    lines += [""]
+    if any(result.get("scaling") for result in results):
+        lines += [
+            "## Incremental runs against table size",
+            "",
+            "Median seconds of the incremental run (same change size at every table size) and of the plain",
+            "dbt-spark `table` rebuild, per table format. Incremental pays where its line is under the rebuild's.",
+            "",
+            f"![incremental and rebuild time against table size]({CHART})",
+            "",
+            "| case | format | rows | incremental s | rebuild s | incremental / rebuild |",
+            "|---|---|---|---|---|---|",
+            *[
+                f"| {result['case']} | {p['format']} | {p['rows']:,} | {p['incremental']:.2f} | {p['rebuild']:.2f} "
+                f"| {p['incremental'] / p['rebuild']:.2f} |"
+                for result in results
+                for p in result.get("scaling", [])
+            ],
+            "",
+        ]
+    for result in results:
+        lines += extra_sections(result)
     lines += ["", "## Details", ""]
     for result in results:
         if result.get("notes"):
@@ -110,5 +140,110 @@ def render(results: list[dict[str, Any]], machine: dict[str, str], args: argpars
     return "\n".join(lines)
 
 
+def bar_lines(result: dict[str, Any]) -> list[str]:
+    """One line per bar: met or missed, and the measured sides (medians, Spark executions and
+    shuffles of the last repetition), which is where a reason starts."""
+    if "error" in result:
+        return [f"`{result['case']}`: error, no bar measured ({result['error'][:200]})"]
+    medians, plan = result.get("median_seconds", {}), result.get("plan", {})
+    lines = []
+    for bar in result.get("bars", []):
+        numerator, denominator = bar["ratio_name"].split("/")
+        mark = "met" if bar["pass"] else "MISSED"
+        sides = "; ".join(_side(name, medians, plan) for name in (numerator, denominator))
+        lines.append(f"`{result['case']}` {bar['name']} {bar['ratio']:.2f} (<= {bar['limit']}) **{mark}**: {sides}")
+    return lines
+
+
+def _side(name: str, medians: dict[str, float], plan: dict[str, dict[str, Any]]) -> str:
+    facts = plan.get(name)
+    text = f"{name} {medians.get(name, float('nan')):.2f} s"
+    if facts:
+        text += f" ({facts['executions']} Spark executions, {facts['shuffle_exchanges']} shuffles)"
+    return text
+
+
+def extra_sections(result: dict[str, Any]) -> list[str]:
+    """What some cases measure besides their bars: compaction_full's separate runs, the router's
+    crossover sweep, collect_join's plans per shape."""
+    lines = []
+    if result.get("runs"):
+        lines += [
+            f"## {result['case']}: each run",
+            "",
+            "| run | medians (s) | joinery/floor | joinery/gobblin_recipe |",
+        ]
+        lines += ["|---|---|---|---|"]
+        for index, run in enumerate(result["runs"], 1):
+            medians = ", ".join(f"{name} {seconds:.2f}" for name, seconds in run["median_seconds"].items())
+            lines.append(f"| {index} | {medians} | {run['joinery/floor']:.2f} | {run['joinery/gobblin_recipe']:.2f} |")
+        lines.append("")
+    crossover = result.get("crossover")
+    if crossover:
+        lines += [f"## {result['case']}: crossover", ""]
+        lines += ["The upstream's output fixed, its input growing: where routing starts to pay.", ""]
+        lines += ["| facts | groups | upstream s | joinery s | five filters s | joinery / five filters |"]
+        lines += ["|---|---|---|---|---|---|"]
+        for p in crossover["points"]:
+            lines.append(
+                f"| {p['facts']:,} | {p['groups']:,} | {p['upstream_seconds']:.2f} | {p['joinery_seconds']:.2f} "
+                f"| {p['five_filters_seconds']:.2f} | {p['ratio']:.2f} |"
+            )
+        pays = crossover.get("routing_pays_from_upstream_seconds")
+        found = f"from an upstream of {pays:.2f} s (read once)" if pays is not None else "at none of these points"
+        lines += ["", f"Routing pays {found}.", ""]
+    if result.get("plans"):
+        lines += [f"## {result['case']}: plan per shape", ""]
+        lines += [f"- {shape}: `{plan}`" for shape, plan in result["plans"].items()]
+        lines.append("")
+    return lines
+
+
+def _rows_label(rows: int) -> str:
+    for unit, size in (("M", 1_000_000), ("k", 1_000)):
+        if rows >= size:
+            return f"{rows / size:g}{unit}"
+    return str(rows)
+
+
+def write_chart(path: Path, results: list[dict[str, Any]]) -> bool:
+    """The PNG of incremental and rebuild seconds against table size, one panel per case, a color per
+    format; False (and no file) without scaling points or without matplotlib."""
+    panels = [(result, CHART_CASES[result["case"]]) for result in results if result.get("scaling")]
+    if not panels:
+        return False
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    figure, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.2), squeeze=False)
+    for axis, (result, title) in zip(axes[0], panels, strict=True):
+        formats = list(dict.fromkeys(point["format"] for point in result["scaling"]))
+        for index, table_format in enumerate(formats):
+            points = sorted((p for p in result["scaling"] if p["format"] == table_format), key=lambda p: p["rows"])
+            rows = [p["rows"] for p in points]
+            color = f"C{index}"
+            axis.plot(rows, [p["incremental"] for p in points], "o-", color=color, label=f"{table_format} incremental")
+            axis.plot(rows, [p["rebuild"] for p in points], "s--", color=color, label=f"{table_format} rebuild")
+        axis.set_xscale("log")
+        axis.set_yscale("log")
+        ticks = sorted({p["rows"] for p in result["scaling"]})
+        axis.set_xticks(ticks, [_rows_label(rows) for rows in ticks])
+        axis.minorticks_off()
+        axis.set_title(title, fontsize=10)
+        axis.set_xlabel("rows of the main input (log)")
+        axis.set_ylabel("median seconds (log)")
+        axis.grid(True, which="both", alpha=0.3)
+        axis.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return True
+
+
 def write_results(path: Path, results: list[dict[str, Any]], machine: dict[str, str], args) -> None:
+    write_chart(path.parent / CHART, results)
     path.write_text(render(results, machine, args))

@@ -25,6 +25,8 @@ from harness.java import THROWAWAY_METASTORE, short_lived_java_options
 EXPECTED_KEYS = {"case", "sizes", "repeats", "median_seconds", "seconds", "ratios", "bars", "checks", "pass", "plan"}
 BAR_KEYS = {"name", "ratio", "limit", "pass"}
 PLAN_KEYS = {"shuffle_exchanges", "files_written", "partitions_written", "executions"}
+# Cases that measure an effect without a bar (issue 39: maintain's effect on the next run).
+NO_BAR_CASES = {"maintain"}
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +66,7 @@ def test_case_result_has_times_ratios_bars_and_plan_facts(tiny_run, case):
     _, results = tiny_run
     result = next(result for result in results if result["case"] == case)
     assert EXPECTED_KEYS <= set(result), sorted(result)
-    assert result["bars"], "every measured case has at least one bar"
+    assert result["bars"] or case in NO_BAR_CASES, "every measured case has at least one bar"
     for bar in result["bars"]:
         assert BAR_KEYS <= set(bar)
         assert result["ratios"][bar["ratio_name"]] == bar["ratio"]

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-from benchmarks.cases import collect_join, compaction_full, compaction_incremental, demo, fk_join, multi_join, router
+from benchmarks.cases import (
+    collect_join,
+    compaction_full,
+    compaction_incremental,
+    demo,
+    fk_join,
+    maintain,
+    multi_join,
+    router,
+)
 
 CASES = {
     case.NAME: case
-    for case in [compaction_full, compaction_incremental, fk_join, multi_join, collect_join, router, demo]
+    for case in [compaction_full, compaction_incremental, fk_join, multi_join, collect_join, router, maintain, demo]
 }

@@ -8,13 +8,13 @@
     no work beyond the scan and are never shuffled. Only matching rows reach the final grouping. -#}
 
 {% macro collect_join(build, probe, key, values, group, separator=',', as_array=false, values_separator=',',
-                      build_where=none, probe_where=none, strategy='broadcast') %}
+                      build_where=none, probe_where=none, strategy='broadcast', build_rows_per_key='many') %}
     {{ return(adapter.dispatch('collect_join', 'joinery')(build, probe, key, values, group, separator, as_array,
-        values_separator, build_where, probe_where, strategy)) }}
+        values_separator, build_where, probe_where, strategy, build_rows_per_key)) }}
 {% endmacro %}
 
 {% macro default__collect_join(build, probe, key, values, group, separator, as_array, values_separator,
-                               build_where, probe_where, strategy) %}
+                               build_where, probe_where, strategy, build_rows_per_key) %}
     {% set keys = joinery.as_list(key, 'key', 'collect_join') %}
     {% for argument, value in [('values', values), ('group', group)] if value is not string %}
         {{ joinery.raise_argument_error('collect_join', argument, value, 'expected one column name') }}
@@ -31,6 +31,11 @@
         {{ joinery.raise_argument_error('collect_join', 'strategy', strategy,
             "expected 'broadcast' (default: the build side is small), 'merge' (both sides bucketed by the key) "
             ~ "or 'auto' (Spark decides)") }}
+    {% endif %}
+    {% if build_rows_per_key not in ['many', 'one'] %}
+        {{ joinery.raise_argument_error('collect_join', 'build_rows_per_key', build_rows_per_key,
+            "expected 'many' (default: a key has several build rows, collapsed to one set first) or 'one' "
+            ~ "(about one build row per key: each row's values cleaned in place, no shuffle of the build side)") }}
     {% endif %}
     {% for argument, value in [('build_where', build_where), ('probe_where', probe_where)]
         if value is not none and (value is not string or value | trim == '') %}
@@ -106,14 +111,30 @@
         lateral view explode({{ value_list }}) exploded as joinery_value
     ),
 
-    {#- One row per key: the probe side then carries one small set per matching row. -#}
+    {#- 'many': one row per key, so a matching probe row meets one small set, not every row of its key.
+        'one': each build row's values cleaned in place, without the shuffle of a grouping; still
+        right when a key has several rows (each is matched, the sets merge in `collected`). -#}
     build_sets as (
+        {%- if build_rows_per_key == 'many' %}
         select
             {{ joinery.quoted_column_list(build_keys) }},
             collect_set(joinery_value) as joinery_values
         from build_values
         where joinery_value != ''
         group by {{ joinery.quoted_column_list(build_keys) }}
+        {%- else %}
+        select *
+        from (
+            select
+                {{ joinery.quoted_column_list(build_keys) }},
+                filter(
+                    transform({{ value_list }}, v -> regexp_replace(cast(v as string), '(?U)^\\s+|\\s+$', '')),
+                    v -> v != ''
+                ) as joinery_values
+            from build_side
+        )
+        where size(joinery_values) > 0
+        {%- endif %}
     ),
 
     probe_side as (

@@ -1,8 +1,10 @@
--- Case collect_join: per puid the distinct attribute ids of its uids. Only compiled: timed as a CTAS.
+-- Case collect_join, one build row per key (today's shape), with the plan for it.
+-- Only compiled: timed as a CTAS.
 {{ joinery.collect_join(
     build=source('bench', 'cj_build'),
     probe=source('bench', 'cj_probe'),
     key='uid',
     values='attribute_ids',
-    group='puid'
+    group='puid',
+    build_rows_per_key='one'
 ) }}

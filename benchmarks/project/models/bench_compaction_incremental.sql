@@ -3,8 +3,7 @@
 {{ config(
     materialized='joinery_upsert',
     unique_key=['id', 'part'],
-    partition_by=['part'],
-    file_format='parquet'
+    partition_by=['part']
 ) }}
 
 {{ bench_partitioned_compaction() }}

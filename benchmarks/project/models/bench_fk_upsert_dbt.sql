@@ -1,0 +1,5 @@
+-- Case fk_join (delta): dbt-spark's own incremental model with its `merge` strategy, fed the same
+-- changed rows as bench_fk_upsert_joinery: what a user writes without joinery.
+{{ config(materialized='incremental', incremental_strategy='merge', unique_key='order_id') }}
+
+{{ bench_upsert_input('fk_upsert_base', 'fk_changes', is_incremental()) }}
