@@ -450,30 +450,31 @@ CDAP_CASES = {
     ),
     # AutoJoinerTest.testAutoOuterJoin, testAutoLeftOuterJoin, testAutoRightOuterJoin, testAutoInnerJoin.
     "cdap_auto_outer_join": (
-        f"{AUTO}, {AUTO_KEYS}, join_type='outer', required=[], select={AUTO_SELECT!r}",
+        f"{AUTO}, {AUTO_KEYS}, join_type='outer', required=[], select={AUTO_SELECT!r}, qualify=true",
         {ALICE, AUTO_456, ALYCE, BOB},
     ),
     "cdap_auto_left_outer_join": (
-        f"{AUTO}, {AUTO_KEYS}, join_type='outer', required=['purchases'], select={AUTO_SELECT!r}",
+        f"{AUTO}, {AUTO_KEYS}, join_type='outer', required=['purchases'], select={AUTO_SELECT!r}, qualify=true",
         {ALICE, AUTO_456},
     ),
     "cdap_auto_right_outer_join": (
-        f"{AUTO}, {AUTO_KEYS}, join_type='outer', required=['users'], select={AUTO_SELECT!r}",
+        f"{AUTO}, {AUTO_KEYS}, join_type='outer', required=['users'], select={AUTO_SELECT!r}, qualify=true",
         {ALICE, ALYCE, BOB},
     ),
-    "cdap_auto_inner_join": (f"{AUTO}, {AUTO_KEYS}, select={AUTO_SELECT!r}", {ALICE}),
+    "cdap_auto_inner_join": (f"{AUTO}, {AUTO_KEYS}, select={AUTO_SELECT!r}, qualify=true", {ALICE}),
     # AutoJoinerTest.testNullIsEqual / testNullNotEqual: items required, composite keys with a NULL part.
     "cdap_null_is_equal": (
-        f"{ITEMS}, {ITEM_KEYS}, join_type='outer', required=['items'], null_keys='equal', select={ITEM_SELECT!r}",
+        f"{ITEMS}, {ITEM_KEYS}, join_type='outer', required=['items'], null_keys='equal', "
+        f"select={ITEM_SELECT!r}, qualify=true",
         NULL_IS_EQUAL,
     ),
     "cdap_null_not_equal": (
-        f"{ITEMS}, {ITEM_KEYS}, join_type='outer', required=['items'], select={ITEM_SELECT!r}",
+        f"{ITEMS}, {ITEM_KEYS}, join_type='outer', required=['items'], select={ITEM_SELECT!r}, qualify=true",
         NULL_NOT_EQUAL,
     ),
     # Three inputs, no input required: (us, NULL) matches (us, NULL) only, (NULL, NULL) is a key of its own.
     "cdap_null_is_equal_three_inputs": (
-        f"{ITEMS_3}, {ITEM_KEYS_3}, join_type='full', null_keys='equal', select={ITEM_SELECT_3!r}",
+        f"{ITEMS_3}, {ITEM_KEYS_3}, join_type='full', null_keys='equal', select={ITEM_SELECT_3!r}, qualify=true",
         {
             ("us", 0, "us", 0, "bacon", "food", "organic"),
             (None, 1, None, 1, None, "car", "fast"),
@@ -482,7 +483,7 @@ CDAP_CASES = {
         },
     ),
     "cdap_null_not_equal_three_inputs": (
-        f"{ITEMS_3}, {ITEM_KEYS_3}, join_type='full', select={ITEM_SELECT_3!r}",
+        f"{ITEMS_3}, {ITEM_KEYS_3}, join_type='full', select={ITEM_SELECT_3!r}, qualify=true",
         {
             ("us", 0, "us", 0, "bacon", "food", "organic"),
             (None, 1, None, 1, None, None, None),
@@ -496,7 +497,7 @@ CDAP_CASES = {
     ),
     # The same with items required: the NULL-equal rows are found with one shuffle per input.
     "cdap_null_is_equal_three_inputs_items_required": (
-        f"{ITEMS_3}, {ITEM_KEYS_3}, join_type='left', null_keys='equal', select={ITEM_SELECT_3!r}",
+        f"{ITEMS_3}, {ITEM_KEYS_3}, join_type='left', null_keys='equal', select={ITEM_SELECT_3!r}, qualify=true",
         {
             ("us", 0, "us", 0, "bacon", "food", "organic"),
             (None, 1, None, 1, None, "car", "fast"),
