@@ -105,12 +105,12 @@ def derived_sql(path, file_format: str) -> str:
 
 
 def multi_join_sql(file_format: str) -> str:
-    join_type, required, _ = test_multi_join.PROBES[MULTI_JOIN_PROBE]
+    join_type, required, _, null_keys = test_multi_join.PROBES[MULTI_JOIN_PROBE]
     return (
         f"{{{{ config(materialized='table', file_format='{file_format}') }}}}\n"
         f"{{{{ joinery.multi_join({test_multi_join.INPUTS_JINJA}, {test_multi_join.KEYS_JINJA}, "
-        f"join_type='{join_type}', required={required!r}, qualify=true, "
-        "select=['a.k1', 'a.k2', 'a.v', 'b.v', 'c.v']) }}\n"
+        f"join_type='{join_type}', required={required!r}, null_keys='{null_keys}', qualify=true, "
+        f"select={test_multi_join.PROBE_SELECT!r}) }}}}\n"
     )
 
 
@@ -337,9 +337,9 @@ def splitter_outcome(spark, file_format: str, data: dict) -> tuple:
 
 def multi_join_outcome(spark, file_format: str, data: dict) -> tuple:
     rows = spark.query(f"select * from {SCHEMA}.multi_join_{file_format}")
-    _, _, required = test_multi_join.PROBES[MULTI_JOIN_PROBE]
+    _, _, required, null_keys = test_multi_join.PROBES[MULTI_JOIN_PROBE]
     inputs = {name: data[name] for name in test_multi_join.INPUT_NAMES}
-    return Counter(tuple(row) for row in rows), test_multi_join.reference_join(inputs, required)
+    return Counter(tuple(row) for row in rows), test_multi_join.reference_join(inputs, required, null_keys)
 
 
 OUTCOMES = {
