@@ -76,8 +76,8 @@
             {% set superseded_sql = joinery.typed_literal(snapshot_newest, loaded_entry.type)
                 if snapshot_newest is not none else none %}
         {% endif %}
-        {{ return(joinery.compaction_watermark_comment(loaded_at, none, written=true, snapshot=snapshot_newest) ~ '\n'
-            ~ joinery.compaction_full_sql(snapshot, deltas, plan, settings, superseded_sql)) }}
+        {% do joinery.compaction_record_watermark(loaded_at, none, derive=true, snapshot=snapshot_newest) %}
+        {{ return(joinery.compaction_full_sql(snapshot, deltas, plan, settings, superseded_sql)) }}
     {% endif %}
     {% do settings.update({'equal_columns': joinery.as_list(partition_by, 'partition_by', 'compact')
         if partition_by else []}) %}
@@ -368,9 +368,9 @@ where not {{ joinery.compaction_deleted_sql(settings) }}
         {#- The watermark the table's last commit stored (one metastore call), else the table's newest
             loaded_at (a scan of every partition); with it, the snapshot's newest loaded_at that the
             table was last built from. -#}
-        {% set stored = joinery.compaction_stored_watermark(target, settings.loaded_at) %}
-        {% set stored_value = stored['value'] if stored is not none else none %}
-        {% set stored_snapshot = stored['snapshot'] if stored is not none else none %}
+        {% set stored = joinery.stored_watermark(settings.loaded_at, target) or {} %}
+        {% set stored_value = stored.get('value') %}
+        {% set stored_snapshot = stored.get('snapshot') if stored.get('snapshot') is string else none %}
         {#- The watermark, the snapshot's newest loaded_at, whether the snapshot is newer than the
             watermark, and whether it differs from the stored one, in the column's type: one statement. -#}
         {% set probe_sql %}
@@ -417,17 +417,17 @@ where not {{ joinery.compaction_deleted_sql(settings) }}
     {% if rebase %}
         {% set full_plan = joinery.compaction_plan([snapshot] + deltas, identity_names, settings, defaults, removed) %}
         {% set full_sql = joinery.compaction_full_sql(snapshot, deltas, full_plan, settings, snapshot_newest_sql) %}
-        {{ return(joinery.compaction_watermark_comment(settings.loaded_at, none, written=true, floor=probe[1],
-                snapshot=snapshot_text) ~ '\n'
-            ~ joinery.compaction_diff_sql(full_sql, full_plan, target, target_names, settings)) }}
+        {% do joinery.compaction_record_watermark(settings.loaded_at, none, derive=true, floor=probe[1],
+            snapshot=snapshot_text) %}
+        {{ return(joinery.compaction_diff_sql(full_sql, full_plan, target, target_names, settings)) }}
     {% endif %}
     {% if reshaped.value %}
         {#- The table plays the snapshot; only the new delta rows are read. -#}
         {% set full_sql = joinery.compaction_full_sql(target, deltas, plan, settings, snapshot_newest_sql,
             watermark_sql) %}
-        {{ return(joinery.compaction_watermark_comment(settings.loaded_at, none, written=true,
-                floor=probe[0] if settings.loaded_at is not none else none, snapshot=snapshot_text) ~ '\n'
-            ~ joinery.compaction_diff_sql(full_sql, plan, target, target_names, settings)) }}
+        {% do joinery.compaction_record_watermark(settings.loaded_at, none, derive=true,
+            floor=probe[0] if settings.loaded_at is not none else none, snapshot=snapshot_text) %}
+        {{ return(joinery.compaction_diff_sql(full_sql, plan, target, target_names, settings)) }}
     {% endif %}
 
     {% set delta_ctes = joinery.compaction_delta_ctes(deltas, plan, settings, snapshot_newest_sql, watermark_sql) %}
@@ -439,8 +439,8 @@ where not {{ joinery.compaction_deleted_sql(settings) }}
         {% do identical.append(joinery.same_value_sql('w.' ~ joinery.quote_identifier(entry.name),
             'm.' ~ joinery.quote_identifier(entry.name), entry.type)) %}
     {% endfor %}
+    {% do joinery.compaction_record_watermark(settings.loaded_at, new_rows.watermark, snapshot=snapshot_text) %}
     {% set incremental_sql %}
-{{ joinery.compaction_watermark_comment(settings.loaded_at, new_rows.watermark, snapshot=snapshot_text) }}
 with
 
 {{ delta_ctes }},
@@ -519,45 +519,16 @@ where
 {% endmacro %}
 
 
-{% macro compaction_watermark_comment(column, value, written=false, floor=none, snapshot=none) %}
-    {#- `/* joinery.watermark {"column": ..., "value": ...} */`: the watermark this SELECT reads
-        up to, for the joinery_upsert commit to store with the rows (upsert_model_watermark). '' when
-        there is none. `written`: the value is not known before the run (a full compaction reads
-        every row), so it is null and the commit stores the column's newest value among the rows the
-        SELECT yields, at least `floor` (upsert_watermark_to_derive), read in the pass over them that
-        already counts them: the next run then needs no scan of the table for it. `snapshot`: the
-        snapshot's newest loaded_at this SELECT compacts (compaction_snapshot_newest_sql), stored
-        beside the watermark so that the next run knows a new pull when it sees one. -#}
-    {% if column is none or (value is none and not written) %}
-        {{ return('') }}
+{% macro compaction_record_watermark(column, value, derive=false, floor=none, snapshot=none) %}
+    {#- Records (joinery.record_watermark) the watermark this SELECT reads up to, for the commit to
+        store with the rows; nothing without loaded_at. `derive`: a full compaction, whose value the
+        commit takes from the rows it writes. `snapshot`: the snapshot's newest loaded_at this SELECT
+        compacts (compaction_snapshot_newest_sql), stored beside it so that the next run knows a new
+        pull when it sees one. -#}
+    {% if column is not none %}
+        {% do joinery.record_watermark(column, value, derive=derive, floor=floor,
+            fields={'snapshot': snapshot} if snapshot is not none else {}) %}
     {% endif %}
-    {% set annotation = {'column': column | lower, 'value': value} %}
-    {% if snapshot is not none %}
-        {% do annotation.update({'snapshot': snapshot}) %}
-    {% endif %}
-    {% if written %}
-        {% do annotation.update({'value': none, 'floor': floor}) %}
-    {% endif %}
-    {{ return('/* joinery.watermark ' ~ (tojson(annotation) | replace('*/', '*\\/')) ~ ' */') }}
-{% endmacro %}
-
-
-{% macro compaction_stored_watermark(target, column) %}
-    {#- What the table's last joinery_upsert commit stored for loaded_at `column`: {'value': the
-        watermark, 'snapshot': the snapshot's newest loaded_at it was built from, or none}; none when
-        there is no such property, another column, or an empty one (a model whose SELECT named no
-        single watermark, or a commit that wrote no row with a loaded_at). -#}
-    {% set text = joinery.table_properties(target).get('joinery.watermark') or '' %}
-    {% if text == '' %}
-        {{ return(none) }}
-    {% endif %}
-    {#- A value that is not what upsert_model_watermark stores (edited by hand) counts as none. -#}
-    {% set stored = fromjson(text) %}
-    {% if stored is not mapping or stored.get('column') != column | lower or stored.get('value') is not string %}
-        {{ return(none) }}
-    {% endif %}
-    {{ return({'value': stored['value'],
-        'snapshot': stored['snapshot'] if stored.get('snapshot') is string else none}) }}
 {% endmacro %}
 
 

@@ -18,7 +18,7 @@
     {% set metrics_table = this.incorporate(path={'schema': schema or this.schema, 'identifier': 'joinery_metrics'}) %}
     {% do run_query(joinery.metrics_table_ddl(metrics_table)) %}
 
-    {% set joins = joinery.multi_joins_in(model.compiled_code or '') %}
+    {% set joins = joinery.model_state('multi_join') %}
     {% set measures = [] %}
     {% if joins %}
         {% for join in joins %}
@@ -77,16 +77,6 @@
         {% do return(row[1] ~ '/' ~ modules.re.sub('[^A-Za-z0-9_-]', '_', invocation_id ~ '_' ~ model_name)) %}
     {% endfor %}
     {% do exceptions.raise_compiler_error('joinery.record_metrics: no location for ' ~ relation) %}
-{% endmacro %}
-
-
-{% macro multi_joins_in(sql) %}
-    {#- The joins `multi_join` left in a compiled model as /* joinery.multi_join {json} */ markers. -#}
-    {% set joins = [] %}
-    {% for found in modules.re.findall('/\\* joinery\\.multi_join (\\{.*?\\}) \\*/', sql) %}
-        {% do joins.append(fromjson(found)) %}
-    {% endfor %}
-    {{ return(joins) }}
 {% endmacro %}
 
 

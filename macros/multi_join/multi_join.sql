@@ -19,25 +19,24 @@
     {% endif %}
     {% set plan = joinery.multi_join_plan(inputs, keys, join_type, required, select, rename, drop, qualify, hints,
                                           full_join_plan, null_keys) %}
-    {% set sql = joinery.multi_join_marker(plan) ~ '\n' %}
+    {% do joinery.multi_join_record(plan) %}
     {% if plan.strategy == 'grouped' %}
-        {% set sql = sql ~ joinery.multi_join_grouped_sql(plan) %}
-    {% else %}
-        {% set sql = sql ~ joinery.multi_join_chain_sql(plan) %}
+        {{ return(joinery.multi_join_grouped_sql(plan)) }}
     {% endif %}
-    {{ return(sql) }}
+    {{ return(joinery.multi_join_chain_sql(plan)) }}
 {% endmacro %}
 
 
-{% macro multi_join_marker(plan) %}
-    {#- A comment naming the join's inputs, keys and required inputs, so `record_metrics()` in a
-        post-hook can find them in the model's compiled SQL without being told again. -#}
+{% macro multi_join_record(plan) %}
+    {#- Records the join's inputs (resolved relations), keys, required inputs and null_keys for this
+        model's run (joinery.record_model_state), so that `record_metrics()` in a post-hook counts
+        them without being told again. -#}
     {% set spec = {'join_type': plan.join_type, 'required': plan.required, 'null_keys': plan.null_keys, 'inputs': []} %}
     {% for name in plan.names %}
         {% do spec.inputs.append({'name': name, 'relation': plan.relations[name] | string,
                                   'keys': plan['keys'][name] or []}) %}
     {% endfor %}
-    {{ return('/* joinery.multi_join ' ~ (tojson(spec) | replace('*/', '*\\/')) ~ ' */') }}
+    {% do joinery.record_model_state('multi_join', spec) %}
 {% endmacro %}
 
 

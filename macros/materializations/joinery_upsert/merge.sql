@@ -17,12 +17,12 @@
     {% endif %}
 
     {% set changes = joinery.upsert_stage_changes(sql) %}
-    {% set annotation = joinery.upsert_model_watermark(sql) %}
-    {% set newest_of = joinery.upsert_watermark_to_derive(annotation) %}
+    {% set recorded = joinery.recorded_watermark() %}
+    {% set newest_of = joinery.upsert_watermark_to_derive(recorded) %}
     {% set pruned = not full_build and joinery.upsert_merge_prunes_partitions(target_info, settings) %}
     {% set change_info = joinery.upsert_validate_changes(changes, settings, with_partitions=pruned,
         newest_of=newest_of) %}
-    {% set watermark_text = annotation if newest_of is none
+    {% set watermark_text = recorded if newest_of is none
         else joinery.upsert_derived_watermark(newest_of, change_info.newest) %}
 
     {% if full_build %}

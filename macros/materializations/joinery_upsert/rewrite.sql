@@ -5,11 +5,11 @@
 {% macro upsert_by_rewrite(target, existing, sql, settings) %}
     {% set table = joinery.upsert_read_table(target, existing, settings) %}
     {% set changes = joinery.upsert_stage_changes(sql) %}
-    {% set annotation = joinery.upsert_model_watermark(sql) %}
-    {% set newest_of = joinery.upsert_watermark_to_derive(annotation) %}
+    {% set recorded = joinery.recorded_watermark() %}
+    {% set newest_of = joinery.upsert_watermark_to_derive(recorded) %}
     {% set change_info = joinery.upsert_validate_changes(changes, settings, with_partitions=not table.full_build,
         newest_of=newest_of) %}
-    {% do table.update({'watermark': annotation if newest_of is none
+    {% do table.update({'watermark': recorded if newest_of is none
         else joinery.upsert_derived_watermark(newest_of, change_info.newest)}) %}
     {% if not table.full_build and change_info.rows == 0 %}
         {#- Nothing changed: no rewrite, no commit; the table keeps its files and location. -#}

@@ -1,40 +1,31 @@
-{#- The watermark a macro in the model's SELECT (compact's loaded_at) hands to the commit, which
-    stores it as `joinery.watermark` with the rows, so the next run reads it with one metastore call
-    instead of scanning the table. -#}
+{#- The watermark the model's compile recorded (joinery.record_watermark, macros/common/model_state.sql:
+    compact's loaded_at), which the commit stores as `joinery.watermark` with the rows, so the next
+    run reads it with one metastore call instead of scanning the table. -#}
 
-{% macro upsert_model_watermark(sql) %}
-    {#- The watermark a macro in the model's SELECT annotated (`/* joinery.watermark {...} */`); ''
-        when there is none or the annotations disagree (the next run then reads the watermark from
-        the data). -#}
-    {% set found = modules.re.findall('/\\* joinery\\.watermark (\\{.*?\\}) \\*/', sql) | unique | list %}
-    {{ return(found[0] if found | length == 1 else '') }}
-{% endmacro %}
-
-
-{% macro upsert_watermark_to_derive(annotation) %}
-    {#- For an annotation whose value is null (`{"column": ..., "value": null, "floor": ...}`: compact's
+{% macro upsert_watermark_to_derive(recorded) %}
+    {#- For a recorded watermark to derive (`{"column": ..., "value": null, "floor": ...}`: compact's
         full compactions, which cannot know the value before they run), what the commit stores instead:
         the newest value of `column` among the changed rows, at least `floor` (upsert_validate_changes
-        reads it in its pass over them). {'column', 'floor', 'annotation': the parsed annotation};
-        none when the annotation has its value, or there is none. -#}
-    {% set parsed = fromjson(annotation) if annotation else none %}
+        reads it in its pass over them). {'column', 'floor', 'recorded': the parsed watermark};
+        none when the watermark has its value, or there is none. -#}
+    {% set parsed = fromjson(recorded) if recorded else none %}
     {% if parsed is not mapping or parsed.get('value') is not none or parsed.get('column') is not string %}
         {{ return(none) }}
     {% endif %}
     {{ return({'column': parsed['column'], 'floor': parsed['floor'] if parsed.get('floor') is string else none,
-        'annotation': parsed}) }}
+        'recorded': parsed}) }}
 {% endmacro %}
 
 
 {% macro upsert_derived_watermark(newest_of, newest) %}
-    {#- The `joinery.watermark` a commit stores for an annotation to derive (upsert_watermark_to_derive):
-        the annotation with `newest` as its value and without its floor; its other fields (compact's
+    {#- The `joinery.watermark` a commit stores for a watermark to derive (upsert_watermark_to_derive):
+        the recorded watermark with `newest` as its value and without its floor; its other fields (compact's
         `snapshot`) as they are. '' when `newest` is none. -#}
     {% if newest is none %}
         {{ return('') }}
     {% endif %}
     {% set stored = {} %}
-    {% for name, value in newest_of.annotation.items() if name not in ['value', 'floor'] %}
+    {% for name, value in newest_of.recorded.items() if name not in ['value', 'floor'] %}
         {% do stored.update({name: value}) %}
     {% endfor %}
     {% do stored.update({'value': newest}) %}
