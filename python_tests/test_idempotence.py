@@ -41,21 +41,23 @@ def checksum(spark, table: str) -> tuple[int, int]:
 
 
 @pytest.fixture(scope="module")
-def upsert_models(dbt) -> list[str]:
+def upsert_models(dbt) -> dict[str, str]:
+    """Every joinery_upsert model of the project: its name -> its relation (a model of another
+    catalog, such as the iceberg one, is not in SCHEMA)."""
     dbt.invoke("build", "--select", f"+{UPSERT}", "--exclude", "resource_type:test", "--threads", "4", schema=SCHEMA)
     manifest = json.loads((dbt.target_path / "manifest.json").read_text())
-    return sorted(
-        node["alias"]
-        for node in manifest["nodes"].values()
+    return {
+        node["alias"]: node["relation_name"]
+        for node in sorted(manifest["nodes"].values(), key=lambda node: node["alias"])
         if node["resource_type"] == "model"
         and node["package_name"] == "joinery"
         and node["config"].get("materialized") == "joinery_upsert"
-    )
+    }
 
 
 def test_runs_without_new_data_leave_every_incremental_model_unchanged(dbt, spark, upsert_models):
     assert upsert_models, "no joinery_upsert model in the project"
-    first = {model: checksum(spark, f"{SCHEMA}.{model}") for model in upsert_models}
+    first = {model: checksum(spark, relation) for model, relation in upsert_models.items()}
     # An empty table would compare equal to itself whatever a run did to it.
     empty = sorted(model for model, (rows, _) in first.items() if rows == 0)
     assert not empty, f"incremental models built empty: nothing to compare: {empty}"
@@ -63,16 +65,16 @@ def test_runs_without_new_data_leave_every_incremental_model_unchanged(dbt, spar
         result = dbt.invoke("run", "--select", UPSERT, "--threads", "4", schema=SCHEMA)
         ran = {name.split(".")[-1] for name in result.nodes}
         assert set(upsert_models) <= ran, f"run {run} skipped {set(upsert_models) - ran}"
-        now = {model: checksum(spark, f"{SCHEMA}.{model}") for model in upsert_models}
+        now = {model: checksum(spark, relation) for model, relation in upsert_models.items()}
         changed = {model: (first[model], now[model]) for model in upsert_models if now[model] != first[model]}
         assert not changed, f"run {run} with no new data changed (rows, checksum) of: {changed}"
 
 
 def test_an_empty_run_leaves_every_incremental_model_unchanged(dbt, spark, upsert_models):
-    before = {model: checksum(spark, f"{SCHEMA}.{model}") for model in upsert_models}
+    before = {model: checksum(spark, relation) for model, relation in upsert_models.items()}
     result = dbt.invoke("run", "--empty", "--select", UPSERT, "--threads", "4", schema=SCHEMA)
     assert set(upsert_models) <= {name.split(".")[-1] for name in result.nodes}
-    after = {model: checksum(spark, f"{SCHEMA}.{model}") for model in upsert_models}
+    after = {model: checksum(spark, relation) for model, relation in upsert_models.items()}
     changed = {model: (before[model], after[model]) for model in upsert_models if after[model] != before[model]}
     assert not changed, f"dbt run --empty changed (rows, checksum) of: {changed}"
 
