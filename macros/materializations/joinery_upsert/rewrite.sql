@@ -4,7 +4,7 @@
 
 {% macro upsert_by_rewrite(target, existing, sql, settings) %}
     {% set table = joinery.upsert_read_table(target, existing, settings) %}
-    {% set changes = joinery.upsert_stage_changes(sql) %}
+    {% set changes = joinery.upsert_stage_changes(sql, target) %}
     {% set annotation = joinery.upsert_model_watermark(sql) %}
     {% set newest_of = joinery.upsert_watermark_to_derive(annotation) %}
     {% set change_info = joinery.upsert_validate_changes(changes, settings, with_partitions=not table.full_build,
@@ -19,6 +19,8 @@
         {% do joinery.upsert_drop_changes(changes) %}
         {{ return(none) }}
     {% endif %}
+    {#- Before the table's commit: a tombstone whose commit fails is applied again by the next run. -#}
+    {% do joinery.upsert_write_tombstones(target, changes, change_info, settings, table.full_build) %}
     {% do table.update({'root': joinery.upsert_version_root(target, existing, table)}) %}
     {% set version = joinery.upsert_write_version(target, table, changes, change_info, settings) %}
     {% set facts = joinery.upsert_verify_version(target, version.stage, version.dir, version.plan, change_info,
@@ -48,7 +50,7 @@
         {% set properties = joinery.table_properties(target_sql) %}
     {% endif %}
     {% set table = {'properties': properties, 'managed': managed,
-        'full_build': existing is none or not managed or should_full_refresh(),
+        'full_build': existing is none or not managed or should_full_refresh() or settings.get('full_build', false),
         'run_id': run_started_at.strftime('%Y%m%d%H%M%S%f') ~ '_' ~ invocation_id[:8],
         'unique_key': tojson(settings.unique_key | map('lower') | list),
         'location_root': config.get('location_root') or '', 'options': joinery.upsert_options_text(settings)} %}
