@@ -286,8 +286,9 @@ delta_winners as (
         column (settings.marker), so that joinery_upsert records its tombstone. `tombstones`: see
         compaction_delta_ctes. -#}
     {% set names = plan | map(attribute='name') | list %}
-    {% set outcome = (', ' ~ joinery.compaction_deleted_sql(settings) ~ ' as ' ~ joinery.quote_identifier(settings.marker))
-        if with_deletes else '\nwhere not ' ~ joinery.compaction_deleted_sql(settings) %}
+    {% set deleted_sql = joinery.compaction_deleted_sql(settings) %}
+    {% set outcome = (', ' ~ deleted_sql ~ ' as ' ~ joinery.quote_identifier(settings.marker))
+        if with_deletes else '\nwhere not ' ~ deleted_sql %}
     {% if deltas | length == 0 %}
         {% set only_snapshot_sql %}
 select
@@ -706,7 +707,8 @@ select * from gone
     {% endfor %}
     {% set same_version = ['true'] %}
     {% for column in [settings.updated_at, settings.loaded_at] if column is not none %}
-        {% do same_version.append('c.' ~ joinery.quote_identifier(column) ~ ' <=> b.' ~ joinery.quote_identifier(column)) %}
+        {% set quoted = joinery.quote_identifier(column) %}
+        {% do same_version.append('c.' ~ quoted ~ ' <=> b.' ~ quoted) %}
     {% endfor %}
     {% set key_list = joinery.quoted_column_list(settings.key) %}
     {% set diff_sql %}

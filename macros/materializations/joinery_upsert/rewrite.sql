@@ -19,8 +19,6 @@
         {% do joinery.upsert_drop_changes(changes) %}
         {{ return(none) }}
     {% endif %}
-    {#- Before the table's commit: a tombstone whose commit fails is applied again by the next run. -#}
-    {% do joinery.upsert_write_tombstones(target, changes, change_info, settings, table.full_build) %}
     {% do table.update({'root': joinery.upsert_version_root(target, existing, table)}) %}
     {% set version = joinery.upsert_write_version(target, table, changes, change_info, settings) %}
     {% set facts = joinery.upsert_verify_version(target, version.stage, version.dir, version.plan, change_info,
@@ -31,6 +29,8 @@
         {% do joinery.upsert_check_no_overlap(target, table.root, table.properties, table.run_id, version.dir,
             changes) %}
     {% endif %}
+    {#- Before the table's commit: a tombstone whose commit fails is applied again by the next run. -#}
+    {% do joinery.upsert_write_tombstones(target, changes, change_info, settings, table.full_build) %}
     {% do joinery.upsert_commit(target, existing, table, version, journal, recreate, settings) %}
     {% do joinery.upsert_drop_changes(changes) %}
     {{ log('joinery_upsert ' ~ target ~ ': ' ~ facts.summary ~ '; version ' ~ table.run_id ~ ' has ' ~ facts.written
