@@ -11,8 +11,9 @@
         newest_of=newest_of) %}
     {% do table.update({'watermark': annotation if newest_of is none
         else joinery.upsert_derived_watermark(newest_of, change_info.newest)}) %}
-    {% if not table.full_build and change_info.rows == 0 %}
-        {#- Nothing changed: no rewrite, no commit; the table keeps its files and location. -#}
+    {% if not table.full_build and (change_info.rows == 0
+            or joinery.upsert_apply_tombstones_only(target, changes, change_info, settings)) %}
+        {#- Nothing changed (or only tombstones): no rewrite, no commit; the table keeps its files and location. -#}
         {% do joinery.upsert_store_unchanged_watermark(target.render(), table.properties, table.watermark) %}
         {% call statement('main') %}select 'joinery_upsert: no changed rows' as status{% endcall %}
         {{ log('joinery_upsert ' ~ target ~ ': no changed rows, table left unchanged', info=true) }}

@@ -64,3 +64,23 @@ where {{ records }}
         {% do joinery.upsert_by_rewrite(companion, existing, sql, companion_settings) %}
     {% endif %}
 {% endmacro %}
+
+
+{% macro upsert_apply_tombstones_only(target, changes, change_info, settings) %}
+    {#- An incremental rewrite whose changes are all deletes of keys the table does not hold (compact's
+        records of a delete of a deleted or unseen key, its purges of expired tombstones) changes
+        only the tombstones: they are written, and true is returned, so the table is not rewritten
+        (one scan of the table's key columns instead). -#}
+    {% if not settings.tombstones or change_info.rows == 0 or change_info.live_rows > 0 %}
+        {{ return(false) }}
+    {% endif %}
+    {% set held = run_query('select count(*) from ' ~ changes ~ ' as changed left semi join ' ~ target.render()
+        ~ ' as current on ' ~ joinery.key_match(change_info['keys'], 'changed', 'current')).rows[0][0] %}
+    {% if held > 0 %}
+        {{ return(false) }}
+    {% endif %}
+    {% do joinery.upsert_write_tombstones(target, changes, change_info, settings, false) %}
+    {{ log('joinery_upsert ' ~ target ~ ': ' ~ change_info.rows ~ ' tombstones changed, table left unchanged',
+        info=true) }}
+    {{ return(true) }}
+{% endmacro %}
