@@ -9,10 +9,9 @@ them all: run 0 (snapshot + batch 0), run 1 (batch 1), run 2 (a new full snapsho
 new data together with the full rebuild.
 
 Generated: versions with NULL, equal and out-of-order timestamps, duplicate keys within a delta,
-deletes (winning and losing), keys missing from the new snapshot, a snapshot replaced by an older
-pull. Not generated, by design: a version older than a delete of its key arriving in a later batch
-than the delete (docs/compaction.md: the compacted table keeps no tombstones, so an incremental run
-re-creates such a key).
+deletes (winning and losing), versions older than a delete of their key arriving in a later batch
+than the delete (the model's tombstones keep such a key deleted), re-inserts after a delete, keys
+missing from the new snapshot, a snapshot replaced by an older pull.
 
 The model runs on parquet and on delta (the var compaction_file_format), 120 histories on each: the
 time is the sequence of dbt runs, one per format, not the number of histories.
@@ -79,27 +78,33 @@ def materialize(histories: list[dict]) -> dict:
         for name, rows in snapshots.items():
             for key, (value, ts) in drawn[name].items():
                 rows.append({"key": offset + key, "value": value, "ts": timestamp(ts), "loaded_at": loaded[name]})
-        deleted_at: dict[int, int | None] = {}
         for run, batch in enumerate(drawn["batches"]):
             for row in batch:
-                ts = row["ts"]
-                # A version arriving after a delete of its key is not older than the delete.
-                if row["key"] in deleted_at and deleted_at[row["key"]] is not None:
-                    ts = deleted_at[row["key"]] if ts is None else max(ts, deleted_at[row["key"]])
                 batches[run][row["delta"]].append(
                     {
                         "key": offset + row["key"],
                         "value": row["value"],
-                        "ts": timestamp(ts),
+                        "ts": timestamp(row["ts"]),
                         "is_deleted": row["is_deleted"],
                         "loaded_at": BATCH_LOADED[run],
                     }
                 )
-            for row in batch:
-                if row["is_deleted"]:
-                    previous = deleted_at.get(row["key"])
-                    deleted_at[row["key"]] = row["ts"] if previous is None else max(previous, row["ts"] or 0)
     return {**snapshots, "batches": batches}
+
+
+def late_versions_after_deletes(batches: list[dict]) -> int:
+    """How many delta rows are versions older than a delete of their key that an earlier batch brought."""
+    deleted: dict[int, str] = {}
+    late = 0
+    for batch in batches:
+        rows = batch[1] + batch[2]
+        late += sum(
+            1 for row in rows if row["key"] in deleted and row["ts"] is not None and row["ts"] < deleted[row["key"]]
+        )
+        for row in rows:
+            if row["is_deleted"] and row["ts"] is not None:
+                deleted[row["key"]] = max(deleted.get(row["key"], row["ts"]), row["ts"])
+    return late
 
 
 def literal(value) -> str:
@@ -156,6 +161,7 @@ def test_incremental_equals_full_rebuild_equals_reference(dbt, spark, file_forma
     # is the minimal one, 120 empty histories, which checks nothing.
     rng = random.Random(seed)
     data = materialize([draw_history(rng) for _ in range(HISTORIES)])
+    assert late_versions_after_deletes(data["batches"]) >= 10, "too few late versions after deletes"
     snapshot_columns = ["key", "value", "ts", "loaded_at"]
     delta_columns = ["key", "value", "ts", "is_deleted", "loaded_at"]
     spark.execute(f"create schema if not exists {SCHEMA}")

@@ -4,7 +4,9 @@ whole version (the old one, the new one, or one a killed run had committed to it
 older one than before, and the next run converges. A run that fails on bad data changes nothing.
 
 Each trial is one `dbt run` on the embedded `local` target (its own Spark dir in a temp folder) over
-four joinery_upsert tables (parquet, parquet partitioned, Hive Avro, delta partitioned), killed at a random moment
+four joinery_upsert tables (parquet, parquet partitioned, Hive Avro, delta partitioned) and two
+`compact` models (parquet, delta) whose batches bring versions older than earlier deletes, so their
+tombstones are written before each commit, killed at a random moment
 between its first model starting and the measured end of a normal run: one moment in each of
 TRIALS equal slices of that window, the slices in random order, so that the kills spread over the
 whole run however few they are. The next trial's run is also the re-run of the previous one; an
@@ -39,6 +41,7 @@ SEED = 20240613
 # 10/6 of the time. JOINERY_CRASH_TRIALS=30 sweeps finer.
 TRIALS = int(os.environ.get("JOINERY_CRASH_TRIALS", "6"))
 KEYS = 24
+THREADS = "6"
 MODELS = {
     "crash_plain": "file_format='parquet'",
     "crash_partitioned": "file_format='parquet', partition_by=['part']",
@@ -46,6 +49,41 @@ MODELS = {
     # One MERGE per run (with the partition predicate: part is a key column); Delta's log commits it.
     "crash_delta": "file_format='delta', partition_by=['part']",
 }
+# compact models over the batches as deltas (views re-created by every run): each run writes the
+# tombstones' companion table before the table's commit, so kills also fall between the two.
+COMPACT_MODELS = {
+    "crash_compact": "file_format='parquet'",
+    "crash_compact_delta": "file_format='delta'",
+}
+COMPACT_SQL = """
+{{{{ config(materialized='joinery_upsert', unique_key=['part', 'id'], {config}) }}}}
+
+with
+
+compacted as (
+    {{{{ joinery.compact(
+        snapshot=ref('crash_compact_snapshot'),
+        deltas=[ref('crash_compact_batches')],
+        updated_at='ts',
+        deleted='deleted',
+        loaded_at='loaded_at'
+    ) }}}}
+)
+
+select * from compacted
+"""
+# Batch 1 is the snapshot; each later batch arrives a day after the one before.
+COMPACT_SOURCES = {
+    "crash_compact_snapshot": "batch = 1",
+    "crash_compact_batches": "batch > 1 and batch <= {{ env_var('JOINERY_CRASH_THROUGH') }}",
+}
+SOURCE_SQL = """
+{{{{ config(materialized='view') }}}}
+
+select part, id, value, batch, ts, deleted, timestamp_seconds(batch * 86400) as loaded_at
+from {{{{ ref('crash_compact_changes') }}}}
+where {where}
+"""
 MODEL_SQL = """
 {{{{ config(materialized='joinery_upsert', unique_key=['part', 'id'], deleted_column='deleted', {config}) }}}}
 
@@ -88,7 +126,7 @@ OBSERVE_HOOK = (
     select to_json(collect_list(named_struct('model', model, 'part', part, 'id', id, 'value', value, 'batch', batch)))
     from (
     {%- for model in """
-    + json.dumps(list(MODELS))
+    + json.dumps([*MODELS, *COMPACT_MODELS])
     + """ %}
         select '{{ model }}' as model, part, id, value, batch from crash.{{ model }}
         {%- if not loop.last %} union all{% endif %}
@@ -128,7 +166,8 @@ spark = builder.enableHiveSupport().getOrCreate()
 spark.sql("use crash")
 out = {}
 for name in sys.argv[1:]:
-    out[name] = [list(r) for r in spark.sql(f"select part, id, value, batch from {name}").collect()]
+    columns = "part, id, ts" if name.endswith("__joinery_tombstones") else "part, id, value, batch"
+    out[name] = [list(r) for r in spark.sql(f"select {columns} from {name}").collect()]
     details = spark.sql(f"describe table extended {name}").collect()
     out[name + ".location"] = [r[1] for r in details if r[0] == "Location"][0]
 print("JOINERY_CHECK " + json.dumps(out))
@@ -152,6 +191,49 @@ def batches(rng: random.Random, count: int) -> list[dict]:
     return rows
 
 
+def compact_batches(rng: random.Random, count: int) -> list[dict]:
+    """Versions per batch for the compact models: batch 1 is the snapshot (every key); later batches
+    bring random keys with a random ts, a third of them deletes, so that many versions arrive after
+    a newer delete of their key."""
+    rows = []
+    for batch in range(1, count + 1):
+        for key in rng.sample(range(KEYS), KEYS if batch == 1 else KEYS // 2):
+            deleted = batch > 1 and rng.random() < 0.35
+            rows.append(
+                {
+                    "batch": batch,
+                    "part": key % 3,
+                    "id": key,
+                    "value": rng.randrange(1000),
+                    "ts": rng.randrange(20),
+                    "deleted": deleted,
+                }
+            )
+    return rows
+
+
+def compact_winners(changes: list[dict], through: int) -> dict[tuple, dict]:
+    """The winning version per key over batches 1..through: greatest ts, then the later batch (the
+    order compact ranks by: updated_at, then loaded_at)."""
+    latest: dict[tuple, dict] = {}
+    for row in changes:
+        key = (row["part"], row["id"])
+        if row["batch"] <= through and (
+            key not in latest or (row["ts"], row["batch"]) > (latest[key]["ts"], latest[key]["batch"])
+        ):
+            latest[key] = row
+    return latest
+
+
+def compact_reference(changes: list[dict], through: int) -> dict[int, set[tuple]]:
+    """Rows per partition of the compaction of batches 1..through: the winners that are not deletes."""
+    result: dict[int, set[tuple]] = {0: set(), 1: set(), 2: set()}
+    for row in compact_winners(changes, through).values():
+        if not row["deleted"]:
+            result[row["part"]].add((row["part"], row["id"], row["value"], row["batch"]))
+    return result
+
+
 def reference(changes: list[dict], through: int) -> dict[int, set[tuple]]:
     """Rows per partition after applying batches 1..through: the newest version per key, deletes removed."""
     latest = {}
@@ -172,15 +254,23 @@ def by_partition(rows) -> dict[int, list[tuple]]:
     return result
 
 
-def make_project(root: Path, changes: list[dict]) -> None:
-    for folder in ("common", "materializations", "upsert"):
+def make_project(root: Path, changes: list[dict], compact_changes: list[dict]) -> None:
+    for folder in ("common", "materializations", "upsert", "compaction"):
         shutil.copytree(REPO_ROOT / "macros" / folder, root / "macros" / folder)
     (root / "seeds").mkdir()
-    with (root / "seeds" / "crash_changes.csv").open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=["batch", "part", "id", "value", "deleted"])
-        writer.writeheader()
-        writer.writerows({**row, "deleted": str(row["deleted"]).lower()} for row in changes)
+    for seed, rows, fields in [
+        ("crash_changes", changes, ["batch", "part", "id", "value", "deleted"]),
+        ("crash_compact_changes", compact_changes, ["batch", "part", "id", "value", "ts", "deleted"]),
+    ]:
+        with (root / "seeds" / f"{seed}.csv").open("w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=fields)
+            writer.writeheader()
+            writer.writerows({**row, "deleted": str(row["deleted"]).lower()} for row in rows)
     (root / "models").mkdir()
+    for name, config in COMPACT_MODELS.items():
+        (root / "models" / f"{name}.sql").write_text(COMPACT_SQL.format(config=config))
+    for name, where in COMPACT_SOURCES.items():
+        (root / "models" / f"{name}.sql").write_text(SOURCE_SQL.format(where=where))
     for name, config in {**MODELS, "crash_bad_data": "file_format='parquet'"}.items():
         # crash_bad_data hits an ANSI cast error halfway through its SELECT when bad_data is set.
         value = "value"
@@ -207,7 +297,7 @@ def make_project(root: Path, changes: list[dict]) -> None:
             seeds:
               joinery:
                 +file_format: parquet
-                +column_types: {batch: int, part: int, id: int, value: int, deleted: boolean}
+                +column_types: {batch: int, part: int, id: int, value: int, ts: int, deleted: boolean}
             """
         )
     )
@@ -294,13 +384,14 @@ class Dbt:
 def crash_history(tmp_path_factory):
     rng = random.Random(SEED)
     changes = batches(rng, TRIALS + 1)
+    compact_changes = compact_batches(random.Random(SEED + 1), TRIALS + 1)
     home = tmp_path_factory.mktemp("crash")
     project = home / "project"
-    make_project(project, changes)
+    make_project(project, changes, compact_changes)
     dbt = Dbt(project, home)
 
     # The first build (models side by side, as in the trials) measures the kill window.
-    code, output, model_phase = dbt.run("build", "--threads", "4", variables={"through": 1, "run_no": 0})
+    code, output, model_phase = dbt.run("build", "--threads", THREADS, variables={"through": 1, "run_no": 0})
     assert code == 0, output
     kills, observed = [], []
     slices = rng.sample(range(TRIALS), TRIALS)
@@ -310,17 +401,29 @@ def crash_history(tmp_path_factory):
             "run",
             "--select",
             *MODELS,
+            *COMPACT_MODELS,
+            *COMPACT_SOURCES,
             "--threads",
-            "4",
+            THREADS,
             variables={"through": trial + 1, "run_no": trial},
             kill_after=delay,
         )
         kills.append({"trial": trial, "delay": round(delay, 2), "exit": code})
         observed += observed_rows(trial, output)
-    final = dbt.run("run", "--threads", "4", variables={"through": TRIALS + 1, "run_no": TRIALS + 1, "bad_data": True})
+    final = dbt.run(
+        "run", "--threads", THREADS, variables={"through": TRIALS + 1, "run_no": TRIALS + 1, "bad_data": True}
+    )
     observed += observed_rows(TRIALS + 1, final[1])
     check = subprocess.run(
-        [sys.executable, "-c", CHECK_SCRIPT, *MODELS, "crash_bad_data"],
+        [
+            sys.executable,
+            "-c",
+            CHECK_SCRIPT,
+            *MODELS,
+            "crash_bad_data",
+            *COMPACT_MODELS,
+            *(f"{model}__joinery_tombstones" for model in COMPACT_MODELS),
+        ],
         env=dbt.env,
         capture_output=True,
         text=True,
@@ -329,7 +432,14 @@ def crash_history(tmp_path_factory):
     line = next((x for x in check.stdout.splitlines() if x.startswith("JOINERY_CHECK ")), None)
     assert line, check.stdout + check.stderr
     tables = json.loads(line.split(" ", 1)[1])
-    return {"changes": changes, "kills": kills, "final": final, "observed": observed, "tables": tables}
+    return {
+        "changes": changes,
+        "compact_changes": compact_changes,
+        "kills": kills,
+        "final": final,
+        "observed": observed,
+        "tables": tables,
+    }
 
 
 def test_kills_happened_at_random_moments(crash_history):
@@ -379,3 +489,39 @@ def test_run_failing_on_bad_data_leaves_previous_table(crash_history):
     assert "SQLQueryContextLogger" not in output, output[-3000:]
     expected = sorted(row for rows in reference(crash_history["changes"], 1).values() for row in rows)
     assert sorted(tuple(row) for row in crash_history["tables"]["crash_bad_data"]) == expected
+
+
+def test_compaction_reader_sees_old_or_new_version_after_every_kill(crash_history):
+    # As for the upsert tables; the compactions' batches bring versions older than earlier deletes,
+    # which only the tombstones (written before each commit) keep from re-creating their keys.
+    changes, observed = crash_history["compact_changes"], crash_history["observed"]
+    assert any(
+        row["batch"] > deleted["batch"] and row["ts"] < deleted["ts"]
+        for deleted in changes
+        if deleted["deleted"]
+        for row in changes
+        if (row["part"], row["id"]) == (deleted["part"], deleted["id"])
+    ), "no version older than a delete arrives after it"
+    for model in COMPACT_MODELS:
+        low = 1
+        for run_no in range(1, TRIALS + 2):
+            rows = sorted(tuple(row[2:]) for row in observed if row[0] == run_no and row[1] == model)
+            found = [
+                level
+                for level in range(low, run_no + 1)
+                if rows == sorted(row for part in compact_reference(changes, level).values() for row in part)
+            ]
+            assert found, f"run {run_no}, {model} matches no version in {low}..{run_no}: {rows}"
+            low = found[-1]
+
+
+def test_compaction_rerun_converges_with_its_tombstones(crash_history):
+    changes, tables = crash_history["compact_changes"], crash_history["tables"]
+    expected = sorted(row for part in compact_reference(changes, TRIALS + 1).values() for row in part)
+    deleted = sorted(
+        (part, id_, row["ts"]) for (part, id_), row in compact_winners(changes, TRIALS + 1).items() if row["deleted"]
+    )
+    for model in COMPACT_MODELS:
+        assert sorted(tuple(row) for row in tables[model]) == expected, model
+        # The tombstones are exactly the keys whose winning version is a delete, with its ts.
+        assert sorted(tuple(row) for row in tables[f"{model}__joinery_tombstones"]) == deleted, model

@@ -76,3 +76,15 @@
     {% endif %}
     {{ return(names) }}
 {% endmacro %}
+
+
+{% macro upsert_tombstones_relation(relation) %}
+    {{ return(adapter.dispatch('upsert_tombstones_relation', 'joinery')(relation)) }}
+{% endmacro %}
+
+
+{% macro default__upsert_tombstones_relation(relation) %}
+    {#- Where joinery_upsert keeps a model's tombstones (config `tombstones`): the companion table
+        `<table>__joinery_tombstones`, beside the table, so the table itself holds live rows only. -#}
+    {{ return(relation.incorporate(path={'identifier': relation.identifier ~ '__joinery_tombstones'}, type='table')) }}
+{% endmacro %}

@@ -12,14 +12,14 @@
     of the snapshot's key and version columns alone). -#}
 
 {% macro compact(snapshot, deltas, key=none, updated_at=none, deleted=none, defaults={}, removed='keep',
-        loaded_at=none, broadcast=true, incremental=none) %}
+        loaded_at=none, broadcast=true, incremental=none, tombstone_retention=none) %}
     {{ return(adapter.dispatch('compact', 'joinery')(snapshot, deltas, key, updated_at, deleted, defaults,
-        removed, loaded_at, broadcast, incremental)) }}
+        removed, loaded_at, broadcast, incremental, tombstone_retention)) }}
 {% endmacro %}
 
 
 {% macro default__compact(snapshot, deltas, key=none, updated_at=none, deleted=none, defaults={}, removed='keep',
-        loaded_at=none, broadcast=true, incremental=none) %}
+        loaded_at=none, broadcast=true, incremental=none, tombstone_retention=none) %}
     {% set snapshot_list = joinery.relation_list(snapshot, 'snapshot', 'compact') %}
     {% if snapshot_list | length != 1 %}
         {{ joinery.raise_argument_error('compact', 'snapshot', snapshot_list | map('string') | list,
@@ -41,6 +41,12 @@
     {% if broadcast not in [true, false] %}
         {{ joinery.raise_argument_error('compact', 'broadcast', broadcast, 'expected true or false') }}
     {% endif %}
+    {% do joinery.compaction_check_retention(tombstone_retention, loaded_at) %}
+    {% if not execute and loaded_at is not none %}
+        {#- At parse time, where config() records: joinery_upsert keeps the tombstones of a model that
+            reads deltas above a watermark, ordered by these columns (a `table` model ignores it). -#}
+        {% do config.set('tombstones', [updated_at, loaded_at] | reject('none') | list) %}
+    {% endif %}
     {% set identity_names = key_names | list %}
     {% for name in partition_names if name | lower not in key_names | map('lower') | list %}
         {% do identity_names.append(name) %}
@@ -57,7 +63,9 @@
         'deleted': joinery.sql_expression(deleted), 'broadcast': broadcast,
         'marker': joinery.upsert_marker_column(),
         'require_loaded_at': loaded_at is not none
-            and (incremental or config.get('materialized') == 'joinery_upsert')} %}
+            and (incremental or config.get('materialized') == 'joinery_upsert'),
+        'tombstones': loaded_at is not none and config.get('materialized') == 'joinery_upsert',
+        'tombstone_retention': tombstone_retention} %}
     {% if not incremental %}
         {% set plan = joinery.compaction_plan([snapshot] + deltas, identity_names, settings, defaults, removed) %}
         {% if not execute %}
@@ -77,7 +85,8 @@
                 if snapshot_newest is not none else none %}
         {% endif %}
         {% do joinery.compaction_record_watermark(loaded_at, none, derive=true, snapshot=snapshot_newest) %}
-        {{ return(joinery.compaction_full_sql(snapshot, deltas, plan, settings, superseded_sql)) }}
+        {{ return(joinery.compaction_full_sql(snapshot, deltas, plan, settings, superseded_sql,
+            with_deletes=settings.tombstones)) }}
     {% endif %}
     {% do settings.update({'equal_columns': joinery.as_list(partition_by, 'partition_by', 'compact')
         if partition_by else []}) %}
@@ -165,11 +174,14 @@
 {% endmacro %}
 
 
-{% macro compaction_delta_ctes(deltas, plan, settings, superseded_sql, watermark_sql, first_index=1) %}
+{% macro compaction_delta_ctes(deltas, plan, settings, superseded_sql, watermark_sql, first_index=1,
+        tombstones=none) %}
     {#- delta_rows: every delta padded to the plan, tagged with its source position (1..k), without
         the rows a full snapshot supersedes (loaded before the snapshot's newest loaded_at) and, on an
         incremental run, without the rows at or below the watermark; delta_winners: the newest version
-        per key among them (one window over all deltas together). -#}
+        per key among them (one window over all deltas together). `tombstones`: a relation of deleted
+        keys with their deleting version (compaction_tombstones_sql); a delta row that does not beat
+        its key's tombstone loses to that delete, so it does not compete. -#}
     {% set loaded_entry = joinery.plan_entry(plan, settings.loaded_at) if settings.loaded_at else none %}
     {% set selects = [] %}
     {% for delta in deltas %}
@@ -217,6 +229,18 @@ delta_rows as (
     {{ selects | join('\n        union all\n') }}
 ),
 
+{%- if tombstones is not none %}
+
+delta_candidates as (
+    select {{ joinery.compaction_hint(settings, 'b') }}
+        d.*
+    from delta_rows as d
+    left anti join {{ tombstones }} as b
+        on {{ joinery.compaction_key_match(settings, 'd', 'b') }}
+        and not {{ joinery.compaction_version_wins(settings, 'd', 'b') }}
+),
+{%- endif %}
+
 delta_ranked as (
     select
         *,
@@ -224,7 +248,7 @@ delta_ranked as (
             partition by {{ joinery.quoted_column_list(settings.key) }}
             order by {{ ordering | join(', ') }}
         ) as _joinery_row_number
-    from delta_rows
+    from {{ 'delta_candidates' if tombstones is not none else 'delta_rows' }}
 ),
 
 delta_winners as (
@@ -255,19 +279,27 @@ delta_winners as (
 {% endmacro %}
 
 
-{% macro compaction_full_sql(snapshot, deltas, plan, settings, superseded_sql, watermark_sql=none) %}
-    {#- The compacted snapshot: a SELECT of the plan's columns, one row per key, deleted keys gone. -#}
+{% macro compaction_full_sql(snapshot, deltas, plan, settings, superseded_sql, watermark_sql=none,
+        tombstones=none, with_deletes=false) %}
+    {#- The compacted snapshot: a SELECT of the plan's columns, one row per key, deleted keys gone.
+        `with_deletes`: a key whose winner is a delete keeps that row, flagged by the delete marker
+        column (settings.marker), so that joinery_upsert records its tombstone. `tombstones`: see
+        compaction_delta_ctes. -#}
     {% set names = plan | map(attribute='name') | list %}
+    {% set deleted_sql = joinery.compaction_deleted_sql(settings) %}
+    {% set outcome = (', ' ~ deleted_sql ~ ' as ' ~ joinery.quote_identifier(settings.marker))
+        if with_deletes else '\nwhere not ' ~ deleted_sql %}
     {% if deltas | length == 0 %}
         {% set only_snapshot_sql %}
 select
     {{ joinery.quoted_column_list(names) }}
+    {%- if with_deletes %}{{ outcome }}{% endif %}
 from (
     select
         {{ joinery.padded_select_list(plan, 0) }}
     from {{ snapshot }}
 ) as snapshot_rows
-where not {{ joinery.compaction_deleted_sql(settings) }}
+{%- if not with_deletes %}{{ outcome }}{% endif %}
         {%- endset %}
         {{ return(only_snapshot_sql) }}
     {% endif %}
@@ -278,7 +310,7 @@ where not {{ joinery.compaction_deleted_sql(settings) }}
     {% set full_sql %}
 with
 
-{{ joinery.compaction_delta_ctes(deltas, plan, settings, superseded_sql, watermark_sql) }},
+{{ joinery.compaction_delta_ctes(deltas, plan, settings, superseded_sql, watermark_sql, tombstones=tombstones) }},
 
 snapshot_rows as (
     select
@@ -326,8 +358,9 @@ compacted as (
 
 select
     {{ joinery.quoted_column_list(names) }}
+    {%- if with_deletes %}{{ outcome }}{% endif %}
 from compacted
-where not {{ joinery.compaction_deleted_sql(settings) }}
+{%- if not with_deletes %}{{ outcome }}{% endif %}
     {%- endset %}
     {{ return(full_sql) }}
 {% endmacro %}
@@ -414,23 +447,30 @@ where not {{ joinery.compaction_deleted_sql(settings) }}
         {% endif %}
     {% endif %}
 
+    {#- The companion of deleted keys (joinery_upsert keeps it for this model: upsert_tombstones_relation);
+        none before the first build that kept one. Past tombstone_retention, a tombstone counts as none. -#}
+    {% set tombstones = joinery.compaction_tombstones_sql(target, plan, settings, watermark_sql) %}
     {% if rebase %}
+        {#- A new pull supersedes older deltas, and their deletes with them: every tombstone is derived again. -#}
         {% set full_plan = joinery.compaction_plan([snapshot] + deltas, identity_names, settings, defaults, removed) %}
-        {% set full_sql = joinery.compaction_full_sql(snapshot, deltas, full_plan, settings, snapshot_newest_sql) %}
+        {% set full_sql = joinery.compaction_full_sql(snapshot, deltas, full_plan, settings, snapshot_newest_sql,
+            with_deletes=settings.tombstones) %}
         {% do joinery.compaction_record_watermark(settings.loaded_at, none, derive=true, floor=probe[1],
             snapshot=snapshot_text) %}
-        {{ return(joinery.compaction_diff_sql(full_sql, full_plan, target, target_names, settings)) }}
+        {{ return(joinery.compaction_diff_sql(full_sql, full_plan, target, target_names, settings, tombstones,
+            rederived=true)) }}
     {% endif %}
     {% if reshaped.value %}
         {#- The table plays the snapshot; only the new delta rows are read. -#}
         {% set full_sql = joinery.compaction_full_sql(target, deltas, plan, settings, snapshot_newest_sql,
-            watermark_sql) %}
+            watermark_sql, tombstones=tombstones.live if tombstones else none, with_deletes=settings.tombstones) %}
         {% do joinery.compaction_record_watermark(settings.loaded_at, none, derive=true,
             floor=probe[0] if settings.loaded_at is not none else none, snapshot=snapshot_text) %}
-        {{ return(joinery.compaction_diff_sql(full_sql, plan, target, target_names, settings)) }}
+        {{ return(joinery.compaction_diff_sql(full_sql, plan, target, target_names, settings, tombstones)) }}
     {% endif %}
 
-    {% set delta_ctes = joinery.compaction_delta_ctes(deltas, plan, settings, snapshot_newest_sql, watermark_sql) %}
+    {% set delta_ctes = joinery.compaction_delta_ctes(deltas, plan, settings, snapshot_newest_sql, watermark_sql,
+        tombstones=tombstones.live if tombstones else none) %}
     {% set new_rows = joinery.compaction_new_rows(delta_ctes, plan, settings, watermark_sql, 't') %}
     {% set touched_sql = new_rows.touched %}
     {% set names = plan | map(attribute='name') | list %}
@@ -477,6 +517,16 @@ from versions
 where
     (not _joinery_present and not _joinery_is_delete)
     or (_joinery_present and _joinery_wins and (_joinery_is_delete or not _joinery_identical))
+    {%- if settings.tombstones %}
+    {#- A winning delete of a key the table does not hold records its tombstone (it beat the old one). #}
+    or (not _joinery_present and _joinery_is_delete)
+    {%- endif %}
+    {%- if tombstones and tombstones.expired %}
+
+union all
+
+{{ joinery.compaction_purge_sql(tombstones.expired, plan, settings) }}
+    {%- endif %}
     {%- endset %}
     {{ return(incremental_sql) }}
 {% endmacro %}
@@ -540,9 +590,14 @@ where
 {% endmacro %}
 
 
-{% macro compaction_diff_sql(full_sql, plan, target, target_names, settings) %}
+{% macro compaction_diff_sql(full_sql, plan, target, target_names, settings, tombstones=none, rederived=false) %}
     {#- The rows of a full compaction that the table does not hold as they are, plus a delete marker
-        (settings.marker) for each key of the table the compaction no longer has. -#}
+        (settings.marker) for each key of the table the compaction no longer has. With tombstones
+        (settings.tombstones: full_sql keeps its winning deletes), see compaction_diff_deletes_sql. -#}
+    {% if settings.tombstones %}
+        {{ return(joinery.compaction_diff_deletes_sql(full_sql, plan, target, target_names, settings, tombstones,
+            rederived)) }}
+    {% endif %}
     {% set names = plan | map(attribute='name') | list %}
     {% set target_select = [] %}
     {% for entry in plan %}
@@ -591,4 +646,187 @@ union all
 select * from gone
     {%- endset %}
     {{ return(diff_sql) }}
+{% endmacro %}
+
+
+{% macro compaction_target_rows_sql(plan, target, target_names) %}
+    {#- The table's rows as the plan's columns and types (a column the table lacks is NULL). -#}
+    {% set target_select = [] %}
+    {% for entry in plan %}
+        {% set found = joinery.find_column(target_names, entry.name) %}
+        {% do target_select.append(('cast(' ~ joinery.quote_identifier(found) ~ ' as ' ~ entry.type ~ ')'
+            if found else 'cast(null as ' ~ entry.type ~ ')') ~ ' as ' ~ joinery.quote_identifier(entry.name)) %}
+    {% endfor %}
+    {{ return('select\n        ' ~ target_select | join(',\n        ') ~ '\n    from ' ~ target) }}
+{% endmacro %}
+
+
+{% macro compaction_diff_deletes_sql(full_sql, plan, target, target_names, settings, tombstones, rederived) %}
+    {#- compaction_diff_sql when joinery_upsert keeps tombstones, from a full compaction that keeps its
+        winning deletes (flagged by settings.marker): its live rows that the table does not hold as
+        they are; its deletes whose key the table holds or whose tombstone is not that version (a
+        run applying a batch again records nothing); and a marker with NULL version columns, which
+        clears the key's tombstone (upsert_write_tombstones), for each key of the table, and with
+        `rederived` (a new pull: the compaction derives every tombstone) each tombstone's key, that
+        the compaction no longer has. -#}
+    {% set names = plan | map(attribute='name') | list %}
+    {% set marker = joinery.quote_identifier(settings.marker) %}
+    {% set same_row = [] %}
+    {% for entry in plan %}
+        {% do same_row.append(joinery.same_value_sql('c.' ~ joinery.quote_identifier(entry.name),
+            't.' ~ joinery.quote_identifier(entry.name), entry.type)) %}
+    {% endfor %}
+    {% set same_version = ['true'] %}
+    {% for column in [settings.updated_at, settings.loaded_at] if column is not none %}
+        {% set quoted = joinery.quote_identifier(column) %}
+        {% do same_version.append('c.' ~ quoted ~ ' <=> b.' ~ quoted) %}
+    {% endfor %}
+    {% set key_list = joinery.quoted_column_list(settings.key) %}
+    {% set diff_sql %}
+with
+
+compacted as (
+    {{ full_sql | indent(4) }}
+),
+
+target_rows as (
+    {{ joinery.compaction_target_rows_sql(plan, target, target_names) }}
+),
+
+changed as (
+    select c.*
+    from compacted as c
+    left anti join target_rows as t
+        on {{ same_row | join('\n        and ') }}
+    where not c.{{ marker }}
+),
+
+deleted as (
+    select c.*
+    from compacted as c
+    {%- if tombstones %}
+    left join (select {{ key_list }}, true as _joinery_held from target_rows) as t
+        on {{ joinery.compaction_key_match(settings, 'c', 't') }}
+    left join (select *, true as _joinery_kept from {{ tombstones.all }}) as b
+        on {{ joinery.compaction_key_match(settings, 'c', 'b') }}
+        and {{ same_version | join(' and ') }}
+    {%- endif %}
+    where c.{{ marker }}
+    {%- if tombstones %}
+        and (t._joinery_held or b._joinery_kept is null)
+    {%- endif %}
+),
+
+gone as (
+    {{ joinery.compaction_cleared_sql(plan, settings, 'k') | indent(4) }}
+    from (
+        select {{ key_list }} from target_rows
+        {%- if tombstones and rederived %}
+        union
+        select {{ key_list }} from {{ tombstones.all }}
+        {%- endif %}
+    ) as k
+    left anti join compacted as c
+        on {{ joinery.compaction_key_match(settings, 'k', 'c') }}
+)
+
+select * from changed
+union all
+select * from deleted
+union all
+select * from gone
+    {%- endset %}
+    {{ return(diff_sql) }}
+{% endmacro %}
+
+
+{% macro compaction_cleared_sql(plan, settings, alias) %}
+    {#- The SELECT list of a delete marker whose version columns are NULL, for the key in `alias`:
+        joinery_upsert deletes the key from the table, and clears its tombstone. -#}
+    {% set columns = [] %}
+    {% for entry in plan %}
+        {% set value = alias ~ '.' ~ joinery.quote_identifier(entry.name) if entry.name in settings.key else 'null' %}
+        {% do columns.append('cast(' ~ value ~ ' as ' ~ entry.type ~ ') as ' ~ joinery.quote_identifier(entry.name)) %}
+    {% endfor %}
+    {{ return('select\n    ' ~ columns | join(',\n    ') ~ ',\n    true as '
+        ~ joinery.quote_identifier(settings.marker)) }}
+{% endmacro %}
+
+
+{% macro compaction_tombstones_sql(target, plan, settings, watermark_sql) %}
+    {#- The model's tombstones as subqueries of its key and version columns: {'all', 'live' (those
+        tombstone_retention keeps), 'expired' (the others, none without a retention or watermark)};
+        none when the model keeps no tombstones or has no companion yet. A tombstone expires when its
+        loaded_at is older than the watermark the run starts from minus the retention. -#}
+    {% if not settings.tombstones %}
+        {{ return(none) }}
+    {% endif %}
+    {% set companion = joinery.upsert_tombstones_relation(target) %}
+    {% if adapter.get_relation(database=companion.database, schema=companion.schema,
+        identifier=companion.identifier) is none %}
+        {{ return(none) }}
+    {% endif %}
+    {% set columns = settings.key + ([settings.updated_at, settings.loaded_at] | reject('none') | list) %}
+    {% set all_sql = '(select ' ~ joinery.quoted_column_list(columns) ~ ' from ' ~ companion ~ ')' %}
+    {% set retention = settings.tombstone_retention %}
+    {% if retention is none or watermark_sql is none %}
+        {{ return({'all': all_sql, 'live': all_sql, 'expired': none}) }}
+    {% endif %}
+    {% set expired = 'coalesce(' ~ joinery.quote_identifier(settings.loaded_at) ~ ' < ' ~ watermark_sql ~ ' - '
+        ~ joinery.compaction_retention_sql(retention, joinery.plan_entry(plan, settings.loaded_at).type) ~ ', false)' %}
+    {{ return({'all': all_sql, 'live': all_sql[:-1] ~ ' where not ' ~ expired ~ ')',
+        'expired': all_sql[:-1] ~ ' where ' ~ expired ~ ')'}) }}
+{% endmacro %}
+
+
+{% macro compaction_purge_sql(expired, plan, settings) %}
+    {#- Delete markers with NULL version columns (compaction_cleared_sql) for the expired tombstones
+        of keys no new delta row touches: joinery_upsert drops those tombstones. -#}
+    {% set purge_sql %}
+{{ joinery.compaction_cleared_sql(plan, settings, 'b') }}
+from {{ expired }} as b
+left anti join delta_rows as d
+    on {{ joinery.compaction_key_match(settings, 'b', 'd') }}
+    {%- endset %}
+    {{ return(purge_sql) }}
+{% endmacro %}
+
+
+{% macro compaction_check_retention(retention, loaded_at) %}
+    {#- tombstone_retention: none (keep every tombstone), a number (a numeric loaded_at) or an
+        interval of whole units ('30 days'; a timestamp or date loaded_at). Tombstones exist only in
+        a model that reads deltas above a watermark, so it needs loaded_at. -#}
+    {% if retention is none %}
+        {{ return(none) }}
+    {% endif %}
+    {% set allowed = "expected a number (a numeric loaded_at) or an interval of whole units such as '30 days' "
+        ~ "or '12 hours' (second, minute, hour, day or week; a timestamp or date loaded_at), or none to keep every "
+        ~ 'tombstone' %}
+    {% if retention is string %}
+        {% if not modules.re.match('^\\s*[0-9]+\\s*(second|minute|hour|day|week)s?\\s*$', retention, modules.re.I) %}
+            {{ joinery.raise_argument_error('compact', 'tombstone_retention', retention, allowed) }}
+        {% endif %}
+    {% elif retention is boolean or retention is not number or retention < 0 %}
+        {{ joinery.raise_argument_error('compact', 'tombstone_retention', retention, allowed) }}
+    {% endif %}
+    {% if loaded_at is none %}
+        {{ joinery.raise_argument_error('compact', 'tombstone_retention', retention, 'needs loaded_at: tombstones '
+            ~ 'are kept by a joinery_upsert model that reads deltas above a loaded_at watermark') }}
+    {% endif %}
+{% endmacro %}
+
+
+{% macro compaction_retention_sql(retention, type) %}
+    {#- tombstone_retention as the SQL subtracted from a loaded_at of `type`: an interval
+        (`interval 30 day`) or a number; a kind that does not fit the type is an error. -#}
+    {% set numeric = type | lower in ['tinyint', 'smallint', 'int', 'bigint', 'float', 'double']
+        or (type | lower).startswith('decimal') %}
+    {% if retention is string and not numeric %}
+        {% set parts = modules.re.match('^\\s*([0-9]+)\\s*([a-z]+?)s?\\s*$', retention | lower) %}
+        {{ return('interval ' ~ parts.group(1) ~ ' ' ~ parts.group(2)) }}
+    {% elif retention is number and numeric %}
+        {{ return(retention | string) }}
+    {% endif %}
+    {{ joinery.raise_argument_error('compact', 'tombstone_retention', retention, 'loaded_at is of type ' ~ type
+        ~ (': expected a number' if numeric else ": expected an interval such as '30 days'")) }}
 {% endmacro %}

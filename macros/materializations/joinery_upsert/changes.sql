@@ -1,7 +1,7 @@
 {#- The model's changed rows, shared by both paths: staged once as a cached view, validated against
     the config, counted, and dropped at the end of the run or before any error (upsert_fail). -#}
 
-{% macro upsert_stage_changes(sql) %}
+{% macro upsert_stage_changes(sql, relation=none) %}
     {#- The model's changed rows, computed once and cached for this run: validation, statistics and
         the write all read them, and the model's SELECT (which may read {{ this }}) is evaluated
         before anything changes. `cache table ... as` creates the temp view and caches it in one
@@ -9,8 +9,10 @@
         failed before dropping its view leaves it in a long-lived session (the embedded `local`
         target) without blocking the next run. Temp views have no schema, and models of one name in
         two schemas can run side by side in one session (dbt threads on the embedded target), so
-        the suffix is of this invocation and this relation. -#}
-    {% set changes = this.identifier ~ '__joinery_changes_' ~ local_md5(invocation_id ~ this.render())[:8] %}
+        the suffix is of this invocation and this relation (`relation`, default this: the
+        companion of tombstones.sql stages its own changes while the model's are cached). -#}
+    {% set relation = relation if relation is not none else this %}
+    {% set changes = relation.identifier ~ '__joinery_changes_' ~ local_md5(invocation_id ~ relation.render())[:8] %}
     {% do run_query('cache table ' ~ changes ~ ' as\n' ~ sql) %}
     {{ return(changes) }}
 {% endmacro %}

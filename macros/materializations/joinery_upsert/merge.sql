@@ -9,14 +9,15 @@
         is false for it, so the SELECT yields every row). -#}
     {% set same_format = existing is not none
         and joinery.relation_provider(existing) == settings.file_format %}
-    {% set full_build = not same_format or should_full_refresh() %}
+    {#- settings.full_build: the companion of tombstones.sql is rebuilt whenever its table is. -#}
+    {% set full_build = not same_format or should_full_refresh() or settings.get('full_build', false) %}
     {% set properties = joinery.table_properties(target_sql) if same_format else {} %}
     {% set target_info = joinery.describe_relation(target_sql) if not full_build else none %}
     {% if not full_build %}
         {% do joinery.upsert_merge_check_table(target_sql, target_info, properties, settings) %}
     {% endif %}
 
-    {% set changes = joinery.upsert_stage_changes(sql) %}
+    {% set changes = joinery.upsert_stage_changes(sql, target) %}
     {% set recorded = joinery.recorded_watermark() %}
     {% set newest_of = joinery.upsert_watermark_to_derive(recorded) %}
     {% set pruned = not full_build and joinery.upsert_merge_prunes_partitions(target_info, settings) %}
@@ -25,6 +26,10 @@
     {% set watermark_text = recorded if newest_of is none
         else joinery.upsert_derived_watermark(newest_of, change_info.newest) %}
 
+    {% if full_build or change_info.rows > 0 %}
+        {#- Before the table's commit: a tombstone whose commit fails is applied again by the next run. -#}
+        {% do joinery.upsert_write_tombstones(target, changes, change_info, settings, full_build) %}
+    {% endif %}
     {% if full_build %}
         {% do joinery.upsert_merge_replace(target, existing if not same_format else none, changes, change_info,
             settings, watermark_text) %}

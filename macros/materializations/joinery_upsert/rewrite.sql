@@ -4,15 +4,16 @@
 
 {% macro upsert_by_rewrite(target, existing, sql, settings) %}
     {% set table = joinery.upsert_read_table(target, existing, settings) %}
-    {% set changes = joinery.upsert_stage_changes(sql) %}
+    {% set changes = joinery.upsert_stage_changes(sql, target) %}
     {% set recorded = joinery.recorded_watermark() %}
     {% set newest_of = joinery.upsert_watermark_to_derive(recorded) %}
     {% set change_info = joinery.upsert_validate_changes(changes, settings, with_partitions=not table.full_build,
         newest_of=newest_of) %}
     {% do table.update({'watermark': recorded if newest_of is none
         else joinery.upsert_derived_watermark(newest_of, change_info.newest)}) %}
-    {% if not table.full_build and change_info.rows == 0 %}
-        {#- Nothing changed: no rewrite, no commit; the table keeps its files and location. -#}
+    {% if not table.full_build and (change_info.rows == 0
+            or joinery.upsert_apply_tombstones_only(target, changes, change_info, settings)) %}
+        {#- Nothing changed (or only tombstones): no rewrite, no commit; the table keeps its files and location. -#}
         {% do joinery.upsert_store_unchanged_watermark(target.render(), table.properties, table.watermark) %}
         {% call statement('main') %}select 'joinery_upsert: no changed rows' as status{% endcall %}
         {{ log('joinery_upsert ' ~ target ~ ': no changed rows, table left unchanged', info=true) }}
@@ -29,6 +30,8 @@
         {% do joinery.upsert_check_no_overlap(target, table.root, table.properties, table.run_id, version.dir,
             changes) %}
     {% endif %}
+    {#- Before the table's commit: a tombstone whose commit fails is applied again by the next run. -#}
+    {% do joinery.upsert_write_tombstones(target, changes, change_info, settings, table.full_build) %}
     {% do joinery.upsert_commit(target, existing, table, version, journal, recreate, settings) %}
     {% do joinery.upsert_drop_changes(changes) %}
     {{ log('joinery_upsert ' ~ target ~ ': ' ~ facts.summary ~ '; version ' ~ table.run_id ~ ' has ' ~ facts.written
@@ -48,7 +51,7 @@
         {% set properties = joinery.table_properties(target_sql) %}
     {% endif %}
     {% set table = {'properties': properties, 'managed': managed,
-        'full_build': existing is none or not managed or should_full_refresh(),
+        'full_build': existing is none or not managed or should_full_refresh() or settings.get('full_build', false),
         'run_id': run_started_at.strftime('%Y%m%d%H%M%S%f') ~ '_' ~ invocation_id[:8],
         'unique_key': tojson(settings.unique_key | map('lower') | list),
         'location_root': config.get('location_root') or '', 'options': joinery.upsert_options_text(settings)} %}

@@ -3,7 +3,7 @@
 
 {% macro upsert_settings() %}
     {#- The model's joinery_upsert config, validated: unique_key, deleted_column, partition_by,
-        file_format, options, on_schema_change. `where` is the one error prefix (upsert_fail). -#}
+        file_format, options, on_schema_change, tombstones. `where` is the one error prefix (upsert_fail). -#}
     {% set unique_key = config.get('unique_key') %}
     {% if unique_key is none or unique_key == [] or unique_key == '' %}
         {{ joinery.upsert_argument_error('unique_key', unique_key,
@@ -31,7 +31,8 @@
     {% endif %}
     {% set settings = {'where': joinery.upsert_where(), 'unique_key': keys,
         'deleted_column': deleted_column,
-        'partition_by': joinery.upsert_settings_partition_by(), 'on_schema_change': on_schema_change} %}
+        'partition_by': joinery.upsert_settings_partition_by(), 'on_schema_change': on_schema_change,
+        'tombstones': joinery.upsert_settings_tombstones()} %}
     {% do settings.update(joinery.upsert_settings_storage()) %}
     {{ return(settings) }}
 {% endmacro %}
@@ -61,6 +62,22 @@
             ~ 'the Hive metastore cannot filter partitions on other names; rename it in the SELECT') }}
     {% endfor %}
     {{ return(partitions) }}
+{% endmacro %}
+
+
+{% macro upsert_settings_tombstones() %}
+    {#- The tombstones config as a list of identifiers (the columns that order a key's versions,
+        tombstones.sql), none when unset. compact sets it in the models it feeds. -#}
+    {% set value = config.get('tombstones') %}
+    {% if value is none or value == '' %}
+        {{ return(none) }}
+    {% endif %}
+    {% set names = joinery.upsert_column_list('tombstones', value) %}
+    {% for name in names if not (name is string and modules.re.match('^[A-Za-z_][A-Za-z0-9_]*$', name)) %}
+        {{ joinery.upsert_argument_error('tombstones', value, 'expected the column names (identifiers) that order a '
+            ~ "key's versions, e.g. ['updated_at', 'loaded_at']") }}
+    {% endfor %}
+    {{ return(names) }}
 {% endmacro %}
 
 

@@ -1,0 +1,86 @@
+{#- Tombstones: with the config `tombstones` (the columns that order a key's versions; compact sets
+    it), joinery_upsert remembers each deleted key with the version that deleted it, in the companion
+    table upsert_tombstones_relation (`<table>__joinery_tombstones`), so that a macro building the
+    changes (compact) can tell a late, older version from a re-insert. The table keeps live rows only.
+    The companion is itself written by joinery_upsert's own paths (rewrite.sql, merge.sql), keyed
+    like the table and unpartitioned, so a kill leaves it at its old or its new version; it is
+    written before the table's commit (docs/compaction.md, "Tombstones", walks through why). -#}
+
+{% macro upsert_write_tombstones(target, changes, change_info, settings, full_build) %}
+    {#- Apply this run's changes to the companion: a change flagged deleted records its key's
+        tombstone, with its values of the tombstone columns; a live change clears its key's
+        tombstone, and so does a delete whose tombstone columns are all NULL (that version is beaten
+        by every other, so it is no tombstone). A full build replaces the companion. -#}
+    {% if not settings.tombstones %}
+        {{ return(none) }}
+    {% endif %}
+    {% set names = change_info.columns | map(attribute='name') | list %}
+    {% set versions = [] %}
+    {% for column in settings.tombstones %}
+        {% set found = joinery.find_column(names, column) %}
+        {% if found is none %}
+            {{ joinery.upsert_argument_error('tombstones', settings.tombstones, 'column ' ~ column
+                ~ " is not a column of the model's SELECT; its columns are " ~ tojson(names), changes) }}
+        {% endif %}
+        {% do versions.append(found) %}
+    {% endfor %}
+    {% set companion = joinery.upsert_tombstones_relation(target) %}
+    {% set existing = adapter.get_relation(database=companion.database, schema=companion.schema,
+        identifier=companion.identifier) %}
+    {% set marker = settings.deleted_column %}
+    {% set known = [] %}
+    {% for column in versions %}
+        {% do known.append('changed.' ~ joinery.quote_identifier(column) ~ ' is not null') %}
+    {% endfor %}
+    {% set records = 'not ' ~ joinery.upsert_live_condition(change_info, 'changed') ~ ' and ('
+        ~ known | join(' or ') ~ ')' if change_info.deleted is not none else 'false' %}
+    {#- An incremental run touches only the keys it records, and those holding a tombstone now: a
+        run whose changes touch no tombstone leaves the companion as it is. -#}
+    {% set incremental = existing is not none and not full_build %}
+    {% set sql %}
+select
+    {{ joinery.quoted_column_list(change_info['keys'] + versions, 'changed') }},
+    current_timestamp() as _joinery_recorded_at,
+    not ({{ records }}) as {{ joinery.quote_identifier(marker) }}
+from {{ changes }} as changed
+{%- if incremental %}
+left join (
+    select {{ joinery.quoted_column_list(change_info['keys']) }}, true as _joinery_held
+    from {{ companion }}
+) as held
+    on {{ joinery.key_match(change_info['keys'], 'changed', 'held') }}
+where {{ records }} or held._joinery_held
+{%- else %}
+where {{ records }}
+{%- endif %}
+    {%- endset %}
+    {% set companion_settings = {'where': settings.where ~ ' tombstones', 'unique_key': change_info['keys'],
+        'deleted_column': marker, 'partition_by': [], 'on_schema_change': 'ignore', 'tombstones': none,
+        'full_build': full_build, 'options': {},
+        'file_format': settings.file_format if settings.file_format != 'hive' else 'parquet'} %}
+    {% if companion_settings.file_format in ('delta', 'iceberg') %}
+        {% do joinery.upsert_by_merge(companion, existing, sql, companion_settings) %}
+    {% else %}
+        {% do joinery.upsert_by_rewrite(companion, existing, sql, companion_settings) %}
+    {% endif %}
+{% endmacro %}
+
+
+{% macro upsert_apply_tombstones_only(target, changes, change_info, settings) %}
+    {#- An incremental rewrite whose changes are all deletes of keys the table does not hold (compact's
+        records of a delete of a deleted or unseen key, its purges of expired tombstones) changes
+        only the tombstones: they are written, and true is returned, so the table is not rewritten
+        (one scan of the table's key columns instead). -#}
+    {% if not settings.tombstones or change_info.rows == 0 or change_info.live_rows > 0 %}
+        {{ return(false) }}
+    {% endif %}
+    {% set held = run_query('select count(*) from ' ~ changes ~ ' as changed left semi join ' ~ target.render()
+        ~ ' as current on ' ~ joinery.key_match(change_info['keys'], 'changed', 'current')).rows[0][0] %}
+    {% if held > 0 %}
+        {{ return(false) }}
+    {% endif %}
+    {% do joinery.upsert_write_tombstones(target, changes, change_info, settings, false) %}
+    {{ log('joinery_upsert ' ~ target ~ ': ' ~ change_info.rows ~ ' tombstones changed, table left unchanged',
+        info=true) }}
+    {{ return(true) }}
+{% endmacro %}
