@@ -17,6 +17,7 @@ from typing import Any
 
 from benchmarks.formats import DEFAULT_FORMATS
 from benchmarks.spark import PlanFacts, PlanRecorder
+from harness.table_formats import ICEBERG_CATALOG
 
 SCHEMA = "bench"
 
@@ -34,14 +35,21 @@ def empty_schema(spark) -> None:
     case's result depend on what ran before it. `bench` lives in the work folder's own metastore; the
     folder is deleted through Hadoop's file system, which also holds the version directories of
     joinery_upsert tables (external tables, whose files `drop database ... cascade` leaves behind)."""
+    jvm = spark.sparkContext._jvm
+    hadoop_conf = spark.sparkContext._jsc.hadoopConfiguration()
     if spark.catalog.databaseExists(SCHEMA):
         rows = spark.sql(f"describe database {SCHEMA}").collect()
         location = next(row[1] for row in rows if row[0].lower() == "location")
         spark.sql(f"drop database {SCHEMA} cascade")
-        jvm = spark.sparkContext._jvm
         path = jvm.org.apache.hadoop.fs.Path(location)
-        path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(path, True)
+        path.getFileSystem(hadoop_conf).delete(path, True)
     spark.sql(f"create database {SCHEMA}")
+    # The iceberg tables' namespace `bench`: a Hadoop catalog's namespace is a folder of its
+    # warehouse, holding its tables' metadata and data; deleting it drops them all.
+    warehouse = spark.conf.get(f"spark.sql.catalog.{ICEBERG_CATALOG}.warehouse", None)
+    if warehouse:
+        path = jvm.org.apache.hadoop.fs.Path(f"{warehouse}/{SCHEMA}")
+        path.getFileSystem(hadoop_conf).delete(path, True)
 
 
 @dataclass

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from harness.dbt import DbtProject
+from harness.table_formats import ICEBERG_CATALOG
 
 PROJECT_DIR = Path(__file__).resolve().parent / "project"
 SCHEMA = "bench"
@@ -23,6 +24,13 @@ def format_vars(table_format: str) -> dict[str, str] | None:
 def table_name(model: str, table_format: str) -> str:
     """The table of `model` built in `table_format` (the bench project's generate_alias_name)."""
     return model if table_format == "parquet" else f"{model}_{table_format}"
+
+
+def relation(model: str, table_format: str) -> str:
+    """The full name of `model`'s table in `table_format`: an iceberg table is in the Iceberg catalog,
+    in namespace `bench` (the bench project's generate_schema_name, joinery.catalog_schema_name)."""
+    catalog = f"{ICEBERG_CATALOG}." if table_format == "iceberg" else ""
+    return f"{catalog}{SCHEMA}.{table_name(model, table_format)}"
 
 
 class BenchDbt:

@@ -2,12 +2,12 @@
 
 By default, in this order: DEFAULT_FORMATS; `--formats` chooses among KNOWN_FORMATS. Each format's
 tables carry their own names (benchmarks/project/macros/bench_formats.sql), so one run holds them
-all, and the cases name their variants `<format>.<variant>`. Adding a format (iceberg, once its
-tables can be created through dbt on the `local` target): its Spark settings in
-harness/table_formats.py, where its tables live in bench_formats.sql (a catalog of its own needs a
-generate_schema_name there too), and its name here; the cases' MERGE_FORMATS and
+all, and the cases name their variants `<format>.<variant>`. Iceberg tables are in the `iceberg`
+catalog, namespace `bench` (the bench project's generate_schema_name; benchmarks.dbt_bench.relation
+names them). Adding a format: its Spark settings in harness/table_formats.py, where its tables live
+in bench_formats.sql, its name here and in dbt_bench.relation; the cases' MERGE_FORMATS and
 COPY_FLOOR_FORMATS say which baselines it gets.
 """
 
-DEFAULT_FORMATS = ("parquet", "delta")
-KNOWN_FORMATS = ("parquet", "delta")
+DEFAULT_FORMATS = ("parquet", "delta", "iceberg")
+KNOWN_FORMATS = ("parquet", "delta", "iceberg")

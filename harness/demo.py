@@ -3,6 +3,10 @@
 Runs `dbt build` on the `local` target (Spark inside this process, no server), with the build
 summary hook on, then prints one closing line. Exit code is dbt's. Arguments are passed to
 `dbt build` (e.g. `--select path:models/examples/splitter`); the benchmark smoke test runs it so.
+
+The upsert examples build on iceberg here (var upsert_file_format; parquet by default), so the demo
+has tables of every format: Iceberg tables in the `iceberg` catalog, Delta ones (fk_join,
+collect_join), parquet and Hive Avro.
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     project = DbtProject(target="local")
     started = time.monotonic()
     selection = sys.argv[1:] if argv is None else argv
-    result = project.invoke("build", *selection, vars={"joinery_build_summary": True}, expect_success=None)
+    demo_vars = {"joinery_build_summary": True, "upsert_file_format": "iceberg"}
+    result = project.invoke("build", *selection, vars=demo_vars, expect_success=None)
     elapsed = time.monotonic() - started
     counts: dict[str, int] = {}
     for node in result.nodes.values():

@@ -13,8 +13,10 @@ deletes (winning and losing), versions older than a delete of their key arriving
 than the delete (the model's tombstones keep such a key deleted), re-inserts after a delete, keys
 missing from the new snapshot, a snapshot replaced by an older pull.
 
-The model runs on parquet and on delta (the var compaction_file_format), 120 histories on each: the
-time is the sequence of dbt runs, one per format, not the number of histories.
+The model runs on parquet, delta and iceberg (the var compaction_file_format), 120 histories on each:
+the time is the sequence of dbt runs, one per format, not the number of histories. On iceberg the
+incremental model lands in the `iceberg` catalog (namespace `iceberg.<models schema>`), the full
+rebuild (parquet) and the sources stay in spark_catalog.
 """
 
 from __future__ import annotations
@@ -145,7 +147,7 @@ def read(spark, table: str) -> list[tuple]:
 
 # No shrinking: the example is one seed, and another seed is another dataset, not a smaller one
 # (shrinking a failure ran more than five minutes of dbt runs).
-@pytest.mark.parametrize("file_format", ["parquet", "delta"])
+@pytest.mark.parametrize("file_format", ["parquet", "delta", "iceberg"])
 @settings(
     max_examples=1,
     derandomize=True,
@@ -175,6 +177,9 @@ def test_incremental_equals_full_rebuild_equals_reference(dbt, spark, file_forma
         spark.execute(f"create table {SCHEMA}.{table} ({', '.join(f'{c} {types[c]}' for c in columns)}) using parquet")
     # The sources stay in SCHEMA; each format's models get a schema of their own.
     models_schema = f"{SCHEMA}_{file_format}"
+    # file_format='iceberg' puts the incremental model in the Iceberg catalog (docs/iceberg.md).
+    catalog = "iceberg." if file_format == "iceberg" else ""
+    incremental_table = f"{catalog}{models_schema}.compaction_property_incremental"
     run_vars = {
         "compaction_property_tests": True,
         "compaction_property_schema": SCHEMA,
@@ -201,10 +206,10 @@ def test_incremental_equals_full_rebuild_equals_reference(dbt, spark, file_forma
     expected = compact_reference(
         data["stale_snapshot"], deltas, ["key"], COLUMNS, updated_at="ts", loaded_at="loaded_at", deleted="is_deleted"
     )
-    incremental = read(spark, f"{models_schema}.compaction_property_incremental")
+    incremental = read(spark, incremental_table)
     full = read(spark, f"{models_schema}.compaction_property_full")
     assert full == sorted_rows(expected, COLUMNS)
     assert incremental == full
-    details = spark.query(f"describe table extended {models_schema}.compaction_property_incremental")
+    details = spark.query(f"describe table extended {incremental_table}")
     assert next(value for key, value, *_ in details if key == "Provider").lower() == file_format
     assert len({row[0] // KEYS_PER_HISTORY for row in full}) > HISTORIES // 2, "too few histories kept any key"

@@ -4,9 +4,10 @@ whole version (the old one, the new one, or one a killed run had committed to it
 older one than before, and the next run converges. A run that fails on bad data changes nothing.
 
 Each trial is one `dbt run` on the embedded `local` target (its own Spark dir in a temp folder) over
-four joinery_upsert tables (parquet, parquet partitioned, Hive Avro, delta partitioned) and two
-`compact` models (parquet, delta) whose batches bring versions older than earlier deletes, so their
-tombstones are written before each commit, killed at a random moment
+five joinery_upsert tables (parquet, parquet partitioned, Hive Avro, delta partitioned, iceberg
+partitioned in the `iceberg` catalog) and two `compact` models (parquet, delta) whose batches bring
+versions older than earlier deletes, so their tombstones are written before each commit, killed at
+a random moment
 between its first model starting and the measured end of a normal run: one moment in each of
 TRIALS equal slices of that window, the slices in random order, so that the kills spread over the
 whole run however few they are. The next trial's run is also the re-run of the previous one; an
@@ -48,6 +49,8 @@ MODELS = {
     "crash_avro": "file_format='hive', options={'fileFormat': 'avro'}",
     # One MERGE per run (with the partition predicate: part is a key column); Delta's log commits it.
     "crash_delta": "file_format='delta', partition_by=['part']",
+    # The same MERGE on iceberg (merge-on-read); the Hadoop catalog's metadata file is the commit.
+    "crash_iceberg": "file_format='iceberg', partition_by=['part']",
 }
 # compact models over the batches as deltas (views re-created by every run): each run writes the
 # tombstones' companion table before the table's commit, so kills also fall between the two.
@@ -84,6 +87,11 @@ select part, id, value, batch, ts, deleted, timestamp_seconds(batch * 86400) as 
 from {{{{ ref('crash_compact_changes') }}}}
 where {where}
 """
+# Where each model's table is: file_format='iceberg' lands in the Iceberg catalog (docs/iceberg.md).
+TABLES = {
+    model: ("iceberg." if "'iceberg'" in config else "") + f"crash.{model}"
+    for model, config in {**MODELS, **COMPACT_MODELS}.items()
+}
 MODEL_SQL = """
 {{{{ config(materialized='joinery_upsert', unique_key=['part', 'id'], deleted_column='deleted', {config}) }}}}
 
@@ -125,10 +133,10 @@ OBSERVE_HOOK = (
     {%- set read_tables %}
     select to_json(collect_list(named_struct('model', model, 'part', part, 'id', id, 'value', value, 'batch', batch)))
     from (
-    {%- for model in """
-    + json.dumps([*MODELS, *COMPACT_MODELS])
+    {%- for model, table in """
+    + json.dumps(list(TABLES.items()))
     + """ %}
-        select '{{ model }}' as model, part, id, value, batch from crash.{{ model }}
+        select '{{ model }}' as model, part, id, value, batch from {{ table }}
         {%- if not loop.last %} union all{% endif %}
     {%- endfor %}
     )
@@ -163,13 +171,11 @@ builder = (SparkSession.builder.master("local[1]").config("spark.sql.warehouse.d
 for key, value in table_format_conf(home).items():
     builder = builder.config(key, value)
 spark = builder.enableHiveSupport().getOrCreate()
-spark.sql("use crash")
 out = {}
-for name in sys.argv[1:]:
+for table in sys.argv[1:]:
+    name = table.split(".")[-1]
     columns = "part, id, ts" if name.endswith("__joinery_tombstones") else "part, id, value, batch"
-    out[name] = [list(r) for r in spark.sql(f"select {columns} from {name}").collect()]
-    details = spark.sql(f"describe table extended {name}").collect()
-    out[name + ".location"] = [r[1] for r in details if r[0] == "Location"][0]
+    out[name] = [list(r) for r in spark.sql(f"select {columns} from {table}").collect()]
 print("JOINERY_CHECK " + json.dumps(out))
 """
 
@@ -255,7 +261,8 @@ def by_partition(rows) -> dict[int, list[tuple]]:
 
 
 def make_project(root: Path, changes: list[dict], compact_changes: list[dict]) -> None:
-    for folder in ("common", "materializations", "upsert", "compaction"):
+    # adapters: generate_schema_name and the relation listing of the Iceberg catalog.
+    for folder in ("adapters", "common", "materializations", "upsert", "compaction"):
         shutil.copytree(REPO_ROOT / "macros" / folder, root / "macros" / folder)
     (root / "seeds").mkdir()
     for seed, rows, fields in [
@@ -419,10 +426,9 @@ def crash_history(tmp_path_factory):
             sys.executable,
             "-c",
             CHECK_SCRIPT,
-            *MODELS,
-            "crash_bad_data",
-            *COMPACT_MODELS,
-            *(f"{model}__joinery_tombstones" for model in COMPACT_MODELS),
+            *TABLES.values(),
+            "crash.crash_bad_data",
+            *(f"crash.{model}__joinery_tombstones" for model in COMPACT_MODELS),
         ],
         env=dbt.env,
         capture_output=True,
@@ -451,35 +457,35 @@ def test_kills_happened_at_random_moments(crash_history):
     assert all(kill["exit"] in (0, -signal.SIGKILL) for kill in kills), kills
 
 
-def test_reader_sees_old_or_new_version_after_every_kill(crash_history):
+@pytest.mark.parametrize("model", MODELS)
+def test_reader_sees_old_or_new_version_after_every_kill(crash_history, model):
     changes, observed = crash_history["changes"], crash_history["observed"]
-    levels = {(model, part): 1 for model in MODELS for part in range(3)}
+    levels = {part: 1 for part in range(3)}
     for run_no in range(1, TRIALS + 2):
         # Run run_no - 1 applied batches up to run_no (and may have been killed). Each table (each
         # partition of the partitioned one, which commits partition by partition) holds one whole
         # version, no older than the one seen after the previous kill: the version it held, the one
         # that run was writing, or one in between. A run killed after storing its journal leaves the
         # old version visible; the next run rolls that journal forward first, and may then be killed.
-        for model in MODELS:
-            rows = by_partition(row[2:] for row in observed if row[0] == run_no and row[1] == model)
-            groups = [[part] for part in range(3)] if model == "crash_partitioned" else [[0, 1, 2]]
-            for parts in groups:
-                low = min(levels[(model, part)] for part in parts)
-                found = [
-                    level
-                    for level in range(low, run_no + 1)
-                    if all(sorted(rows[part]) == sorted(reference(changes, level)[part]) for part in parts)
-                ]
-                assert found, f"run {run_no}, {model}, partitions {parts} match no version in {low}..{run_no}: {rows}"
-                for part in parts:
-                    levels[(model, part)] = found[-1]
+        rows = by_partition(row[2:] for row in observed if row[0] == run_no and row[1] == model)
+        groups = [[part] for part in range(3)] if model == "crash_partitioned" else [[0, 1, 2]]
+        for parts in groups:
+            low = min(levels[part] for part in parts)
+            found = [
+                level
+                for level in range(low, run_no + 1)
+                if all(sorted(rows[part]) == sorted(reference(changes, level)[part]) for part in parts)
+            ]
+            assert found, f"run {run_no}, partitions {parts} match no version in {low}..{run_no}: {rows}"
+            for part in parts:
+                levels[part] = found[-1]
 
 
-def test_rerun_converges_to_exactly_the_expected_rows(crash_history):
+@pytest.mark.parametrize("model", MODELS)
+def test_rerun_converges_to_exactly_the_expected_rows(crash_history, model):
     changes, tables = crash_history["changes"], crash_history["tables"]
     expected = sorted(row for rows in reference(changes, TRIALS + 1).values() for row in rows)
-    for model in MODELS:
-        assert sorted(tuple(row) for row in tables[model]) == expected, model
+    assert sorted(tuple(row) for row in tables[model]) == expected
 
 
 def test_run_failing_on_bad_data_leaves_previous_table(crash_history):

@@ -1,10 +1,14 @@
-"""The incremental examples on the other table format: each capability's joinery_upsert models built
-with its format var flipped (dbt_project.yml: compaction and upsert default to parquet and run here
-on delta; fk_join and collect_join default to delta and run here on parquet), batch after batch as
-their own modules run them, and compared with the same plain-Python references.
+"""The incremental examples on the other table formats: each capability's joinery_upsert models built
+with its format var flipped, batch after batch as their own modules run them, and compared with the
+same plain-Python references. Two variants, each one set of vars (VARIANTS):
+- `flipped`: compaction and upsert (parquet by default, dbt_project.yml) on delta; fk_join and
+  collect_join (delta by default) on parquet;
+- `iceberg`: compaction, fk_join and upsert on iceberg. Their tables land in the `iceberg` catalog,
+  namespace SCHEMA (catalog_schema_name, docs/iceberg.md); the sources they read stay in SCHEMA.
 
-Only the joinery_upsert models of each capability and the seeds they read are built. One schema and
-one sequence of dbt runs feed every test:
+Only the joinery_upsert models of each capability and the seeds they read are built. One schema of
+sources and one sequence of landings feed both variants; after each landing, each variant has its
+dbt run:
 1. first build (full refresh): the compaction landing tables, fk_join batch 1, upsert batch 1, the
    collect_join seeds;
 2. one run after new batches of every capability (new deltas, a delete, a new full snapshot, a new
@@ -46,13 +50,23 @@ from python_tests.test_fk_join import land as land_events
 from python_tests.test_upsert import reference as upsert_reference
 
 SCHEMA = "test_examples_other_formats"
-# Each capability on the format its examples do not use by default.
-FLIPPED = {
-    "compaction_file_format": "delta",
-    "upsert_file_format": "delta",
-    "fk_join_file_format": "parquet",
-    "collect_join_file_format": "parquet",
+VARIANTS = {
+    # Each capability on the format its examples do not use by default.
+    "flipped": {
+        "compaction_file_format": "delta",
+        "upsert_file_format": "delta",
+        "fk_join_file_format": "parquet",
+        "collect_join_file_format": "parquet",
+    },
+    "iceberg": {
+        "compaction_file_format": "iceberg",
+        "upsert_file_format": "iceberg",
+        "fk_join_file_format": "iceberg",
+    },
 }
+# Where each variant's models land: file_format='iceberg' without a schema of its own goes to the
+# target schema's namespace in the first Iceberg catalog.
+MODELS_SCHEMA = {"flipped": SCHEMA, "iceberg": f"iceberg.{SCHEMA}"}
 # The compaction examples test_compaction.py checks against its reference, but for the Avro one
 # (Hive Avro is the point of that example, whatever the var).
 COMPACTION_MODELS = [
@@ -80,14 +94,18 @@ COLLECT_JOIN_MODEL = "collect_join_puid_attributes_incremental"
 UPSERT_MODELS = ["upsert_customers", "upsert_customers_by_country"]
 UPSERT_COLUMNS = ["country", "customer_id", "name", "tier", "batch_id"]
 SEEDS = ["collect_join_attributes", "collect_join_mappings", "upsert_customer_changes"]
-MODEL_FORMAT = {
-    **{model: FLIPPED["compaction_file_format"] for model in COMPACTION_MODELS},
-    **{model: FLIPPED["fk_join_file_format"] for model in FK_JOIN_MODELS},
-    COLLECT_JOIN_MODEL: FLIPPED["collect_join_file_format"],
-    **{model: FLIPPED["upsert_file_format"] for model in UPSERT_MODELS},
+# collect_join runs in the flipped variant only.
+MODELS = {
+    "flipped": [*COMPACTION_MODELS, *FK_JOIN_MODELS, COLLECT_JOIN_MODEL, *UPSERT_MODELS],
+    "iceberg": [*COMPACTION_MODELS, *FK_JOIN_MODELS, *UPSERT_MODELS],
 }
-VARS = {
-    **FLIPPED,
+CAPABILITY_VAR = {
+    **{model: "compaction_file_format" for model in COMPACTION_MODELS},
+    **{model: "fk_join_file_format" for model in FK_JOIN_MODELS},
+    COLLECT_JOIN_MODEL: "collect_join_file_format",
+    **{model: "upsert_file_format" for model in UPSERT_MODELS},
+}
+SOURCE_VARS = {
     "fk_join_source_schema": SCHEMA,
     "fk_join_orders_changelog": ORDERS_SOURCE,
     "fk_join_customers_changelog": CUSTOMERS_SOURCE,
@@ -95,17 +113,17 @@ VARS = {
 
 
 def table_rows(spark, table: str) -> tuple[list[str], list[dict]]:
-    spark.execute(f"refresh table {SCHEMA}.{table}")
-    columns = spark.columns(f"{SCHEMA}.{table}")
-    rows = spark.query(f"select * from {SCHEMA}.{table}")
+    spark.execute(f"refresh table {table}")
+    columns = spark.columns(table)
+    rows = spark.query(f"select * from {table}")
     return columns, [{c: normalize(v) for c, v in zip(columns, row, strict=True)} for row in rows]
 
 
-def compaction_state(spark, data: dict[str, list[dict]]) -> dict[str, tuple]:
+def compaction_state(spark, schema: str, data: dict[str, list[dict]]) -> dict[str, tuple]:
     """Per compaction model: (table columns, rows, columns the reference has, reference rows)."""
     found = {}
     for model in COMPACTION_MODELS:
-        columns, actual = table_rows(spark, model)
+        columns, actual = table_rows(spark, f"{schema}.{model}")
         expected = expected_rows(model, data, columns)
         found[model] = (
             columns,
@@ -182,28 +200,41 @@ def land_compaction_batches(spark, data: dict) -> None:
     )
 
 
-def fk_join_state(spark, orders: list[dict], customers: list[dict]) -> dict:
+def fk_join_state(spark, schema: str, orders: list[dict], customers: list[dict]) -> dict:
     found = {}
     for model, join_type in (("fk_orders_customers", "inner"), ("fk_orders_customers_left", "left")):
-        spark.execute(f"refresh table {SCHEMA}.{model}")
+        spark.execute(f"refresh table {schema}.{model}")
         found[model] = (
-            set(spark.rows(f"{SCHEMA}.{model}", RESULT_COLUMNS)),
+            set(spark.rows(f"{schema}.{model}", RESULT_COLUMNS)),
             fk_join_reference(orders, customers, join_type),
         )
     return found
 
 
-def upsert_state(spark) -> dict:
+def upsert_state(spark, schema: str) -> dict:
     found = {}
     for model in UPSERT_MODELS:
-        spark.execute(f"refresh table {SCHEMA}.{model}")
-        found[model] = spark.rows(f"{SCHEMA}.{model}", UPSERT_COLUMNS)
+        spark.execute(f"refresh table {schema}.{model}")
+        found[model] = spark.rows(f"{schema}.{model}", UPSERT_COLUMNS)
     return found
 
 
 def collect_join_state(spark) -> dict:
     spark.execute(f"refresh table {SCHEMA}.{COLLECT_JOIN_MODEL}")
     return {row[0]: row for row in spark.query(f"select * from {SCHEMA}.{COLLECT_JOIN_MODEL}")}
+
+
+def variant_state(spark, variant: str, capabilities, compaction_data: dict, orders: list, customers: list) -> dict:
+    """What the variant's tables of `capabilities` (default: all it builds) hold, with their references."""
+    schema = MODELS_SCHEMA[variant]
+    readers = {
+        "compaction": lambda: compaction_state(spark, schema, compaction_data),
+        "fk_join": lambda: fk_join_state(spark, schema, orders, customers),
+        "upsert": lambda: upsert_state(spark, schema),
+    }
+    if variant == "flipped":
+        readers["collect_join"] = lambda: collect_join_state(spark)
+    return {name: readers[name]() for name in capabilities or readers}
 
 
 @pytest.fixture(scope="module")
@@ -233,20 +264,24 @@ def history(dbt, spark):
         seen_orders.extend(order_batches[batch])
         seen_customers.extend(customer_batches[batch])
 
-    models = [*COMPACTION_MODELS, *FK_JOIN_MODELS, COLLECT_JOIN_MODEL, *UPSERT_MODELS]
-    states: dict[str, dict] = {}
+    states: dict[str, dict[str, dict]] = {variant: {} for variant in VARIANTS}
 
-    def record(phase: str) -> None:
-        states[phase] = {
-            "compaction": compaction_state(spark, compaction_data),
-            "fk_join": fk_join_state(spark, seen_orders, seen_customers),
-            "collect_join": collect_join_state(spark),
-            "upsert": upsert_state(spark),
-        }
+    def run(*args: str, models: list[str] | None = None, **extra_vars) -> None:
+        """One dbt run per variant, of `models` (default: all of the variant's models)."""
+        for variant, file_formats in VARIANTS.items():
+            selected = MODELS[variant] if models is None else models
+            run_vars = {**file_formats, **SOURCE_VARS, **extra_vars}
+            dbt.invoke("run", *args, "--select", *selected, schema=SCHEMA, vars=run_vars)
+
+    def record(phase: str, *capabilities: str) -> None:
+        for variant in VARIANTS:
+            states[variant][phase] = variant_state(
+                spark, variant, capabilities, compaction_data, seen_orders, seen_customers
+            )
 
     land_fk_join(batches[0])
-    dbt.invoke("seed", "--select", *SEEDS, schema=SCHEMA, vars=VARS)
-    dbt.invoke("run", "--full-refresh", "--select", *models, schema=SCHEMA, vars={**VARS, "upsert_through_batch": 1})
+    dbt.invoke("seed", "--select", *SEEDS, schema=SCHEMA, vars={**VARIANTS["flipped"], **SOURCE_VARS})
+    run("--full-refresh", upsert_through_batch=1)
     record("first build")
 
     land_compaction_batches(spark, compaction_data)
@@ -256,19 +291,19 @@ def history(dbt, spark):
     new_mappings = [(dec_26, 33333, "new"), (dec_26, 22222, "qqq")]
     for table, rows in (("collect_join_attributes", new_attributes), ("collect_join_mappings", new_mappings)):
         spark.execute(f"insert into {SCHEMA}.{table} values " + ", ".join(f"({t}, {k}, '{v}')" for t, k, v in rows))
-    dbt.invoke("run", "--select", *models, schema=SCHEMA, vars=VARS)
+    run()
     record("new batches")
-    states["collect_join inputs"] = (
+    states["flipped"]["collect_join inputs"] = (
         collect_join_seed("collect_join_attributes") + new_attributes,
         collect_join_seed("collect_join_mappings") + new_mappings,
     )
 
     for batch in batches[2:]:
         land_fk_join(batch)
-        dbt.invoke("run", "--select", *FK_JOIN_MODELS, schema=SCHEMA, vars=VARS)
-        states[f"fk_join batch {batch}"] = {"fk_join": fk_join_state(spark, seen_orders, seen_customers)}
+        run(models=FK_JOIN_MODELS)
+        record(f"fk_join batch {batch}", "fk_join")
 
-    dbt.invoke("run", "--select", *models, schema=SCHEMA, vars=VARS)
+    run()
     record("nothing new")
     land_compaction(
         spark,
@@ -276,40 +311,45 @@ def history(dbt, spark):
         "simple_delta",
         [{"key": "1", "value": "a5", "loaded_at": LATER}, {"key": "4", "value": "d5", "loaded_at": LATER}],
     )
-    dbt.invoke("run", "--select", *COMPACTION_MODELS, schema=SCHEMA, vars=VARS)
-    states["compaction batch landed twice"] = {"compaction": compaction_state(spark, compaction_data)}
+    run(models=COMPACTION_MODELS)
+    record("compaction batch landed twice", "compaction")
     return states
 
 
-def test_each_model_is_stored_in_the_flipped_format(history, spark):
-    for model, file_format in MODEL_FORMAT.items():
-        rows = spark.query(f"describe table extended {SCHEMA}.{model}")
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_each_model_is_stored_in_the_variants_format(history, spark, variant):
+    for model in MODELS[variant]:
+        rows = spark.query(f"describe table extended {MODELS_SCHEMA[variant]}.{model}")
         provider = next(str(value).strip() for key, value, *_ in rows if (key or "").strip() == "Provider")
-        assert provider.lower() == file_format, (model, provider)
+        assert provider.lower() == VARIANTS[variant][CAPABILITY_VAR[model]], (model, provider)
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("phase", ["first build", "new batches", "nothing new", "compaction batch landed twice"])
-def test_compaction_matches_the_reference(history, phase):
-    for model, (columns, actual, reference_columns, expected) in history[phase]["compaction"].items():
+def test_compaction_matches_the_reference(history, variant, phase):
+    for model, (columns, actual, reference_columns, expected) in history[variant][phase]["compaction"].items():
         assert columns == reference_columns, (phase, model)
         assert actual == expected, (phase, model)
 
 
-def test_fk_join_matches_the_reference_after_every_batch(history):
-    phases = [phase for phase in history if "fk_join" in history[phase]]
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_fk_join_matches_the_reference_after_every_batch(history, variant):
+    phases = [phase for phase in history[variant] if "fk_join" in history[variant][phase]]
     assert len(phases) >= 7, phases  # six batches and the run without new data
     for phase in phases:
-        for model, (actual, expected) in history[phase]["fk_join"].items():
+        for model, (actual, expected) in history[variant][phase]["fk_join"].items():
             assert actual == expected, (phase, model)
 
 
-def test_upsert_applies_each_batch_and_a_run_without_changes(history):
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_upsert_applies_each_batch_and_a_run_without_changes(history, variant):
     for phase, batch in (("first build", 1), ("new batches", 2), ("nothing new", 2)):
-        for model, rows in history[phase]["upsert"].items():
+        for model, rows in history[variant][phase]["upsert"].items():
             assert rows == upsert_reference(batch), (phase, model)
 
 
 def test_collect_join_incremental_equals_a_recompute(history):
+    history = history["flipped"]
     first = history["first build"]["collect_join"]
     expected = collect_join_reference(
         collect_join_seed("collect_join_attributes"), collect_join_seed("collect_join_mappings")

@@ -7,8 +7,10 @@ with no right row), deletes on both sides and re-publishes. Each history lives i
 key space inside one pair of source tables, so one short sequence of dbt runs (one run per batch
 index, then one full recompute) checks all of them at once.
 
-The models run on delta and on parquet (the var fk_join_file_format), 120 histories on each: the
-time is the sequence of dbt runs, one per format, not the number of histories.
+The models run on delta, parquet and iceberg (the var fk_join_file_format), 120 histories on each:
+the time is the sequence of dbt runs, one per format, not the number of histories. On iceberg the
+models (incremental and full recompute) land in the `iceberg` catalog, namespaces
+`iceberg.<schema>`; the sources stay in spark_catalog.
 """
 
 from __future__ import annotations
@@ -101,7 +103,7 @@ def in_key_space(history: int, orders: list[dict], customers: list[dict]) -> tup
     return shifted_orders, shifted_customers
 
 
-@pytest.mark.parametrize("file_format", ["delta", "parquet"])
+@pytest.mark.parametrize("file_format", ["delta", "parquet", "iceberg"])
 def test_incremental_equals_full_recompute_equals_reference(dbt, spark, file_format):
     histories = generated_histories()
     assert len(histories) >= 100
@@ -114,7 +116,9 @@ def test_incremental_equals_full_recompute_equals_reference(dbt, spark, file_for
     # The sources stay in SCHEMA; each format's models get schemas of their own.
     incremental_schema, full_schema = f"{SCHEMA}_{file_format}", f"{FULL_SCHEMA}_{file_format}"
     run_vars = {**SOURCE_VARS, "fk_join_file_format": file_format}
-    for schema in (SCHEMA, incremental_schema, full_schema):
+    # file_format='iceberg' puts the models in the Iceberg catalog (docs/iceberg.md).
+    catalog = "iceberg." if file_format == "iceberg" else ""
+    for schema in (SCHEMA, f"{catalog}{incremental_schema}", f"{catalog}{full_schema}"):
         spark.execute(f"create schema if not exists {schema}")
         for model in MODELS:
             spark.execute(f"drop table if exists {schema}.{model}")
@@ -142,8 +146,8 @@ def test_incremental_equals_full_recompute_equals_reference(dbt, spark, file_for
 
     for model, join_type in (("fk_orders_customers", "inner"), ("fk_orders_customers_left", "left")):
         expected = fk_join_reference(all_orders, all_customers, join_type)
-        incremental = read_rows(spark, f"{incremental_schema}.{model}", RESULT_COLUMNS)
-        full = read_rows(spark, f"{full_schema}.{model}", RESULT_COLUMNS)
+        incremental = read_rows(spark, f"{catalog}{incremental_schema}.{model}", RESULT_COLUMNS)
+        full = read_rows(spark, f"{catalog}{full_schema}.{model}", RESULT_COLUMNS)
         assert full == expected, f"{join_type}: full recompute differs from the reference"
         if incremental != expected:
             wrong = {row[0] // KEY_SPACE for row in incremental ^ expected}
@@ -155,5 +159,5 @@ def test_incremental_equals_full_recompute_equals_reference(dbt, spark, file_for
                 f"events {histories[first]}, got {got}, expected {want}"
             )
     for model in MODELS:
-        details = spark.query(f"describe table extended {incremental_schema}.{model}")
+        details = spark.query(f"describe table extended {catalog}{incremental_schema}.{model}")
         assert next(value for key, value, *_ in details if key == "Provider").lower() == file_format, model

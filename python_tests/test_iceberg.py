@@ -1,4 +1,5 @@
-"""Iceberg: models in the `iceberg` catalog (schema='iceberg.<name>', docs/iceberg.md) built by
+"""Iceberg: the upsert examples (models/examples/upsert, var upsert_file_format=iceberg) and test-only
+models (models/examples/iceberg/test_only) in the `iceberg` catalog (docs/iceberg.md) built by
 joinery_upsert as format-v2 merge-on-read tables: first run, incremental MERGE with deletes (position
 delete files), partition predicate, new columns, --full-refresh as one `create or replace` whose old
 version stays readable, joinery.maintain's Iceberg procedures, `dbt docs generate`, and the compile
@@ -14,11 +15,14 @@ import pytest
 from python_tests.test_upsert import reference
 
 SCHEMA = "test_iceberg"
-NAMESPACE = f"iceberg.{SCHEMA}_examples"
-MODELS = ["upsert_customers_iceberg", "upsert_customers_iceberg_by_country"]
-EXAMPLES = ["path:seeds/upsert", "path:models/examples/iceberg", "--exclude", "path:models/examples/iceberg/test_only"]
-SCHEMA_CHANGE = f"{NAMESPACE}.iceberg_schema_change"
-VARS = {"iceberg_test_models": True, "upsert_through_batch": 2}
+# file_format='iceberg' with no schema of its own: the target schema's namespace in the catalog.
+NAMESPACE = f"iceberg.{SCHEMA}"
+PLAIN, PARTITIONED = "upsert_customers", "upsert_customers_by_country"
+MODELS = [PLAIN, PARTITIONED]
+EXAMPLES = ["path:seeds/upsert", *MODELS]
+# The test-only models name their schema: 'iceberg.examples'.
+SCHEMA_CHANGE = f"iceberg.{SCHEMA}_examples.iceberg_schema_change"
+VARS = {"upsert_file_format": "iceberg", "iceberg_test_models": True, "upsert_through_batch": 2}
 # Only the tests of the selected models: the expected seed is also tested against every other
 # upsert example.
 BUILD = [*EXAMPLES, "--indirect-selection", "cautious"]
@@ -39,11 +43,11 @@ def history(dbt, spark):
     only_build = ["--resource-type", "seed", "--resource-type", "model"]
     dbt.invoke("build", "--select", *BUILD, *only_build, schema=SCHEMA, vars={**VARS, "upsert_through_batch": 1})
     states["batch 1"] = {model: rows(spark, f"{NAMESPACE}.{model}") for model in MODELS}
-    states["batch 1 snapshots"] = snapshots(spark, f"{NAMESPACE}.upsert_customers_iceberg")
+    states["batch 1 snapshots"] = snapshots(spark, f"{NAMESPACE}.{PLAIN}")
     result = dbt.invoke("build", "--select", *BUILD, schema=SCHEMA, vars=VARS)
     states["batch 2"] = {model: rows(spark, f"{NAMESPACE}.{model}") for model in MODELS}
     states["batch 2 build"] = result
-    states["batch 2 snapshots"] = snapshots(spark, f"{NAMESPACE}.upsert_customers_iceberg")
+    states["batch 2 snapshots"] = snapshots(spark, f"{NAMESPACE}.{PLAIN}")
     states["delete files"] = {
         model: spark.query(f"select count(*) from {NAMESPACE}.{model}.delete_files")[0][0] for model in MODELS
     }
@@ -74,10 +78,10 @@ def test_merge_names_the_partitions_of_its_changes(history):
     merges = [
         sql
         for node, sql in history["batch 2 build"].statements
-        if node == "model.joinery.upsert_customers_iceberg_by_country" and sql.lower().startswith("merge into")
+        if node == f"model.joinery.{PARTITIONED}" and sql.lower().startswith("merge into")
     ]
     assert len(merges) == 1, merges
-    assert f"merge into {NAMESPACE}.upsert_customers_iceberg_by_country as target" in merges[0]
+    assert f"merge into {NAMESPACE}.{PARTITIONED} as target" in merges[0]
     assert "target.`country` = " in merges[0], merges[0]
 
 
@@ -89,9 +93,9 @@ def test_new_columns_are_added_and_struct_types_read_back(dbt, spark, history):
 
 
 def test_full_refresh_replaces_atomically_and_keeps_the_old_version(dbt, spark, history):
-    table = f"{NAMESPACE}.upsert_customers_iceberg"
+    table = f"{NAMESPACE}.{PLAIN}"
     before = snapshots(spark, table)
-    dbt.invoke("run", "--select", "upsert_customers_iceberg", "--full-refresh", schema=SCHEMA, vars=VARS)
+    dbt.invoke("run", "--select", PLAIN, "--full-refresh", schema=SCHEMA, vars=VARS)
     after = snapshots(spark, table)
     assert after[: len(before)] == before and len(after) == len(before) + 1
     assert rows(spark, table) == reference(2)
@@ -102,7 +106,7 @@ def test_full_refresh_replaces_atomically_and_keeps_the_old_version(dbt, spark, 
 
 
 def test_maintain_compacts_and_expires_snapshots_in_the_tables_catalog(dbt, spark, history):
-    table = f"{NAMESPACE}.upsert_customers_iceberg_by_country"
+    table = f"{NAMESPACE}.{PARTITIONED}"
     assert len(snapshots(spark, table)) > 1
     args = json.dumps({"relation": table, "retain_hours": 0})
     result = dbt.invoke("run-operation", "joinery.maintain", "--args", args, schema=SCHEMA, vars=VARS)
@@ -117,8 +121,8 @@ def test_docs_generate_lists_iceberg_tables_with_their_columns(dbt, history):
     catalog = json.loads((dbt.target_path / "catalog.json").read_text())
     for model in MODELS:
         node = catalog["nodes"][f"model.joinery.{model}"]
-        assert node["metadata"]["schema"] == f"{SCHEMA}_examples" or node["metadata"]["schema"] == NAMESPACE
-        # A partition column is stored last (upsert_customers_iceberg_by_country's country).
+        assert node["metadata"]["schema"] in (SCHEMA, NAMESPACE), node["metadata"]
+        # A partition column is stored last (upsert_customers_by_country's country).
         assert sorted(node["columns"]) == ["batch_id", "country", "customer_id", "name", "tier"], node["columns"]
 
 

@@ -34,15 +34,9 @@ PARTITIONED = ["upsert_customers_by_country", "upsert_customers_avro_by_country"
 TEST_ONLY = ["error_cases", "long_journal", "punctuated_partitions", "location_root", "overlap", "schema_change"]
 MODULE_VARS = {**{f"upsert_{name}": True for name in TEST_ONLY}, "upsert_through_batch": 2}
 EXAMPLES = ["path:seeds/upsert", "path:models/examples/upsert"]
-# The delta and iceberg examples (their tests also read the upsert seeds) have their own modules,
+# The same models on delta and iceberg (var upsert_file_format) have their own modules,
 # test_upsert_delta and test_iceberg.
-DELTA = ["upsert_customers_delta", "upsert_customers_delta_by_country"]
-EXCLUDE = [
-    "--exclude",
-    *(f"path:models/examples/upsert/{name}" for name in TEST_ONLY),
-    *DELTA,
-    "path:models/examples/iceberg",
-]
+EXCLUDE = ["--exclude", *(f"path:models/examples/upsert/{name}" for name in TEST_ONLY)]
 
 
 def reference(through_batch: int) -> list[tuple]:

@@ -3,8 +3,9 @@ incremental run one MERGE (deletion vectors: untouched rows keep their files; a 
 MERGE names the changes' partitions), a run with nothing new writes no version, a changed key is a
 clear error, a former parquet table is rebuilt as delta, and joinery.maintain purges and vacuums.
 
-One short sequence of dbt runs over the delta example models (models/examples/upsert) feeds the
-tests; expected rows come from the seed CSV through test_upsert's plain-Python reference.
+One short sequence of dbt runs over the upsert example models (models/examples/upsert) on delta (var
+upsert_file_format) feeds the tests; expected rows come from the seed CSV through test_upsert's
+plain-Python reference.
 """
 
 from __future__ import annotations
@@ -18,12 +19,12 @@ import pytest
 from python_tests.test_upsert import reference
 
 SCHEMA = "test_upsert_delta"
-PLAIN = "upsert_customers_delta"
-PARTITIONED = "upsert_customers_delta_by_country"
+PLAIN = "upsert_customers"
+PARTITIONED = "upsert_customers_by_country"
 MODELS = [PLAIN, PARTITIONED]
 COLUMNS = ["country", "customer_id", "name", "tier", "batch_id"]
 SELECT = ["--select", "path:seeds/upsert", *MODELS]
-VARS = {"upsert_through_batch": 2}
+VARS = {"upsert_file_format": "delta", "upsert_through_batch": 2}
 
 
 def table_state(spark, model: str) -> dict:
@@ -59,7 +60,7 @@ def delta_history(dbt, spark):
     spark.execute(f"drop table if exists {SCHEMA}.{PLAIN}")
     spark.execute(f"create table {SCHEMA}.{PLAIN} using parquet as select 'XX' as country, 0 as customer_id")
     only_build = ["--resource-type", "seed", "--resource-type", "model"]
-    dbt.invoke("build", *SELECT, *only_build, schema=SCHEMA, vars={"upsert_through_batch": 1})
+    dbt.invoke("build", *SELECT, *only_build, schema=SCHEMA, vars={**VARS, "upsert_through_batch": 1})
     found["batch 1"] = states(spark)
     found["batch 2 result"] = dbt.invoke("build", *SELECT, "--indirect-selection", "cautious", schema=SCHEMA, vars=VARS)
     found["batch 2"] = states(spark)

@@ -2,7 +2,7 @@
 
 The model bench_compaction_incremental (`joinery.compact` with `loaded_at`, materialized
 `joinery_upsert`, partitioned by `part`) is run through dbt, in-process on the same Spark, once per
-table format of the run (`--formats`, default parquet and delta; variants are named
+table format of the run (`--formats`, default parquet, delta and iceberg; variants are named
 `<format>.<variant>`, each format's tables have their own names):
 - incremental: a new delta batch (one partition) lands untimed, then `dbt run` merges it. It is
   timed in steady state, after an untimed incremental run: on parquet every commit deletes the
@@ -23,7 +23,7 @@ Scaling: then, per format, the snapshot at each of SCALES times the size with th
 incremental and plain_table_rebuild timed (`<format>.incremental.x4`, ...): the incremental run's
 cost should not grow with the table (bar on the 4x one), and RESULTS.md charts both against size.
 Bars: incremental/full_rebuild <= 0.15 on every format (the issue defines it against joinery's own
-full rebuild); on delta also upsert_joinery/upsert_dbt_merge <= 1.2 and incremental.x4/incremental
+full rebuild); on delta and iceberg also upsert_joinery/upsert_dbt_merge <= 1.2 and incremental.x4/incremental
 <= 1.5. Every variant includes dbt's fixed cost of one invocation.
 At `--rows tiny` the table has 4 partitions: the materialization makes metastore calls per
 partition, which would dominate the smoke test's time budget. Nor is there an untimed incremental
@@ -33,10 +33,10 @@ run before the timed one: tiny timings are not read, and the smoke test is among
 from __future__ import annotations
 
 from benchmarks.core import SCHEMA, Bar, Context, Measurement, Variant, agreement_groups, log
-from benchmarks.dbt_bench import table_name
+from benchmarks.dbt_bench import relation
 
 NAME = "compaction_incremental"
-TITLE = "incremental compaction: a delta touching 1 of 100 partitions vs a full rebuild, parquet and delta"
+TITLE = "incremental compaction: a delta touching 1 of 100 partitions vs a full rebuild, per table format"
 DEFAULT_ROWS = 2_000_000
 TINY_ROWS = 1_000
 PARTITIONS = 100
@@ -197,18 +197,18 @@ def final_outputs(ctx: Context, batches: Batches) -> dict[str, dict]:
     compaction, upserts = {}, {}
     for table_format in ctx.formats:
         ctx.dbt.run(MODEL, table_format=table_format)
-        compaction[f"{table_format}.incremental"] = ctx.fingerprint(table_name(MODEL, table_format), COLUMNS)
+        compaction[f"{table_format}.incremental"] = ctx.fingerprint_of(relation(MODEL, table_format), COLUMNS)
     for table_format in ctx.formats:
         ctx.dbt.run(MODEL, full_refresh=True, table_format=table_format)
-        compaction[f"{table_format}.full_rebuild"] = ctx.fingerprint(table_name(MODEL, table_format), COLUMNS)
+        compaction[f"{table_format}.full_rebuild"] = ctx.fingerprint_of(relation(MODEL, table_format), COLUMNS)
         ctx.dbt.run(PLAIN_MODEL, table_format=table_format)
-        compaction[f"{table_format}.plain_table_rebuild"] = ctx.fingerprint(
-            table_name(PLAIN_MODEL, table_format), COLUMNS
+        compaction[f"{table_format}.plain_table_rebuild"] = ctx.fingerprint_of(
+            relation(PLAIN_MODEL, table_format), COLUMNS
         )
         if table_format in MERGE_FORMATS:
             group = upserts.setdefault(table_format, {})
-            group["upsert_joinery"] = ctx.fingerprint(table_name(UPSERT_JOINERY, table_format), COLUMNS)
-            group["upsert_dbt_merge"] = ctx.fingerprint(table_name(UPSERT_DBT, table_format), COLUMNS)
+            group["upsert_joinery"] = ctx.fingerprint_of(relation(UPSERT_JOINERY, table_format), COLUMNS)
+            group["upsert_dbt_merge"] = ctx.fingerprint_of(relation(UPSERT_DBT, table_format), COLUMNS)
     return {"compaction": compaction, **{f"upsert.{name}": group for name, group in upserts.items()}}
 
 

@@ -3,7 +3,7 @@
 Two changelogs (orders referencing customers) start with one initial batch (every key created) and
 then receive batches that each change 1% of each side (updates, foreign-key changes, deletes).
 Copies of the same three models (orders state, customers state, their fk_join) run through dbt,
-once per table format of the run (`--formats`, default parquet and delta; variants are named
+once per table format of the run (`--formats`, default parquet, delta and iceberg; variants are named
 `<format>.<variant>`, each format's tables have their own names):
 - incremental (bench_fk_*): after each batch lands, `dbt run` merges just the new events;
 - full_recompute (bench_fkf_*): after each batch, `dbt run --full-refresh` from all events so far.
@@ -25,7 +25,7 @@ history of `batches` batches. At full size an untimed warm-up round of one batch
 Scaling: then, per format, a fresh history at each of SCALES times the size with the same number of
 changed rows per batch; after each of `repeats` batches the incremental run and the plain recompute
 are timed (`<format>.incremental.x4`, ...), for the scaling bar and RESULTS.md's chart.
-Bars: incremental/full_recompute <= 0.3 on every format; on delta also incremental/plain_recompute
+Bars: incremental/full_recompute <= 0.3 on every format; on delta and iceberg also incremental/plain_recompute
 <= 0.5, upsert_joinery/upsert_dbt_merge <= 1.2, incremental.x4/incremental <= 1.5. After the last
 batch the joined tables of every format and variant must be equal.
 """
@@ -37,10 +37,10 @@ from collections.abc import Callable
 from typing import Any
 
 from benchmarks.core import SCHEMA, Bar, Context, Measurement, agreement_groups, log
-from benchmarks.dbt_bench import table_name
+from benchmarks.dbt_bench import relation
 
 NAME = "fk_join"
-TITLE = "FK join: incremental runs vs full recompute from the history, 5 batches of 1% change, parquet and delta"
+TITLE = "FK join: incremental runs vs full recompute from the history, 5 batches of 1% change, per table format"
 DEFAULT_ROWS = 1_000_000
 TINY_ROWS = 1_000
 INCREMENTAL = ["bench_fk_orders_state", "bench_fk_customers_state", "bench_fk_join"]
@@ -150,7 +150,7 @@ def upsert_base(ctx: Context, orders: int) -> None:
 
 def copy_floor(ctx: Context, table_format: str) -> None:
     for model in INCREMENTAL:
-        ctx.ctas(f"{model}_copy", f"select * from {SCHEMA}.{table_name(model, table_format)}")
+        ctx.ctas(f"{model}_copy", f"select * from {relation(model, table_format)}")
 
 
 def batch_steps(ctx: Context, last_batch: bool) -> dict[str, list[tuple[str, Callable[[], Any]]]]:
@@ -229,12 +229,12 @@ def final_outputs(ctx: Context) -> dict[str, dict]:
     joins, groups = {}, {}
     for f in ctx.formats:
         for variant, model in (("incremental", "bench_fk_join"), ("full_recompute", "bench_fkf_join")):
-            joins[f"{f}.{variant}"] = ctx.fingerprint(table_name(model, f), JOIN_COLUMNS)
-        joins[f"{f}.plain_recompute"] = ctx.fingerprint(table_name("bench_fkp_join", f), JOIN_COLUMNS)
+            joins[f"{f}.{variant}"] = ctx.fingerprint_of(relation(model, f), JOIN_COLUMNS)
+        joins[f"{f}.plain_recompute"] = ctx.fingerprint_of(relation("bench_fkp_join", f), JOIN_COLUMNS)
         if f in MERGE_FORMATS:
             groups[f"upsert.{f}"] = {
-                "upsert_joinery": ctx.fingerprint(table_name(UPSERT_JOINERY, f), JOIN_COLUMNS),
-                "upsert_dbt_merge": ctx.fingerprint(table_name(UPSERT_DBT, f), JOIN_COLUMNS),
+                "upsert_joinery": ctx.fingerprint_of(relation(UPSERT_JOINERY, f), JOIN_COLUMNS),
+                "upsert_dbt_merge": ctx.fingerprint_of(relation(UPSERT_DBT, f), JOIN_COLUMNS),
             }
     return {"join": joins, **groups}
 

@@ -14,3 +14,10 @@
         the case lands before each run (`incremental`: the materialization's own is_incremental()). -#}
     {{ return('select * from ' ~ (source('bench', changes) if incremental else source('bench', base))) }}
 {% endmacro %}
+
+
+{% macro generate_schema_name(custom_schema_name, node) %}
+    {#- joinery's rule: a model of file_format 'iceberg' lands in the Iceberg catalog (namespace
+        `bench`), the others in schema `bench` (docs/iceberg.md, "In your own project"). -#}
+    {{ return(joinery.catalog_schema_name(custom_schema_name, node)) }}
+{% endmacro %}
