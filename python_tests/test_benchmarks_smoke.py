@@ -1,7 +1,7 @@
 """The benchmark harness cannot rot: every case runs at its tiny size and prints a valid result line.
 
-Runs `python -m benchmarks --all --rows tiny --repeats 1 --no-write` in a subprocess (its own local
-Spark with a small driver, its own warehouse in a temp folder, separate from the pytest Thrift
+Runs `python -m benchmarks --all --rows tiny --repeats 1 --no-write --formats parquet,delta` in a
+subprocess (its own local Spark with a small driver, its own warehouse in a temp folder, separate from the pytest Thrift
 server) and checks one JSON line per case with the keys RESULTS.md and the README rely on. Each case
 runs every variant once on about a thousand rows; the demo case runs `python -m harness.demo` on one
 capability (splitter: its seeds with empty cells, models and tests) on the embedded target. Timings
@@ -39,7 +39,10 @@ def tiny_run(tmp_path_factory):
         "JOINERY_JAVA_OPTIONS": f"{short_lived_java_options()} {THROWAWAY_METASTORE}",
     }
     completed = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "--all", "--rows", "tiny", "--repeats", "1", "--no-write"],
+        # Iceberg's variants of the dbt-run cases are left to `make bench`: the same code as delta's
+        # MERGE path, and the suite's time budget has no room for a third format here.
+        [sys.executable, "-m", "benchmarks", "--all", "--rows", "tiny", "--repeats", "1", "--no-write"]
+        + ["--formats", "parquet,delta"],
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,
