@@ -41,6 +41,8 @@ SLOWEST_FIRST = [
     "test_examples_other_formats",
     "test_compaction_property",
     "test_fk_join_property",
+    "test_upsert_delta",
+    "test_iceberg",
     "test_bad_inputs",
     "test_compaction",
     "test_packaging",
