@@ -138,11 +138,17 @@ def spark_home() -> Path:
 
 def class_archive_path() -> Path:
     """Where the archive for this Java and this pyspark lives: its name hashes both, since a JVM
-    can use an archive only with the same Java build and the same class path."""
+    can use an archive only with the same Java build and the same class path. The jars' sizes and
+    times count too: the JVM refuses an archive once a jar of its class path is rewritten (a
+    reinstalled pyspark), so such a change names a new archive, which setup builds."""
     java = java_executable() or "java"
     version = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
-    jars = sorted(path.name for path in (spark_home() / "jars").glob("*.jar"))
-    formats = sorted(path.name for path in table_formats.jars_dir().glob("*.jar"))
+
+    def described(folder: Path) -> list[str]:
+        return sorted(f"{jar.name} {jar.stat().st_size} {jar.stat().st_mtime_ns}" for jar in folder.glob("*.jar"))
+
+    jars = described(spark_home() / "jars")
+    formats = described(table_formats.jars_dir())
     key = hashlib.sha256(
         "\n".join([java, version.stderr, str(spark_home()), *jars, str(table_formats.jars_dir()), *formats]).encode()
     ).hexdigest()
