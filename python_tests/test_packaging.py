@@ -65,12 +65,20 @@ def is_internal(macro: dict) -> bool:
     )
 
 
+# Macros dbt itself calls by their bare name (a project overrides them by defining one): dbt does not
+# dispatch them, and nobody calls them as joinery.<name>.
+DBT_NAMED_OVERRIDES = {"generate_schema_name", "generate_alias_name", "generate_database_name"}
+
+
 def is_public(macro: dict, all_names: set[str]) -> bool:
     """Public: what a user calls as joinery.<name>. Dispatch implementations (default__/spark__),
-    materializations and generic tests are reached through dbt, not by name. The shared argument and
-    introspection helpers in macros/common are joinery's own toolbox (DESIGN.md) unless dispatched."""
+    materializations, generic tests and dbt's own overridable macros are reached through dbt, not by
+    name. The shared argument and introspection helpers in macros/common are joinery's own toolbox
+    (DESIGN.md) unless dispatched."""
     name = macro["name"]
     if name.startswith(("materialization_", "test_")) or "__" in name or is_internal(macro):
+        return False
+    if name in DBT_NAMED_OVERRIDES:
         return False
     if macro["original_file_path"].startswith("macros/common/"):
         return f"default__{name}" in all_names
