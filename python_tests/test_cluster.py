@@ -29,7 +29,7 @@ import pytest
 from harness.cluster import ClusterError, LocalCluster, Ports, dbt_environment, executor_tasks
 from harness.dbt import REPO_ROOT, DbtProject
 from harness.java import QUICK_JIT, THROWAWAY_METASTORE
-from harness.sql import SparkSql
+from harness.sql import SparkSql, sql_literal
 from python_tests import (
     test_collect_join,
     test_compaction,
@@ -268,9 +268,7 @@ def land_splitter(spark, batch: int, data: dict) -> None:
 
 
 def insert_dicts(spark, table: str, types: dict[str, str], rows: list[dict]) -> None:
-    values = ", ".join(
-        "(" + ", ".join("null" if r[c] is None else test_fk_join.sql_literal(r[c]) for c in types) + ")" for r in rows
-    )
+    values = ", ".join("(" + ", ".join(sql_literal(r[c]) for c in types) + ")" for r in rows)
     select = ", ".join(f"cast(col{i} as {t})" for i, t in enumerate(types.values(), start=1))
     spark.execute(f"insert into {table} select {select} from values {values}")
 

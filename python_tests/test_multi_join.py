@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from harness.dbt import REPO_ROOT, DbtProject
+from harness.sql import sql_literal
 
 SCHEMA = "test_multi_join"
 SEEDS = REPO_ROOT / "seeds" / "multi_join"
@@ -505,12 +506,6 @@ CDAP_CASES = {
         },
     ),
 }
-
-
-def sql_literal(value) -> str:
-    if value is None:
-        return "null"
-    return f"'{value}'" if isinstance(value, str) else str(value)
 
 
 def create_cdap_inputs(spark) -> None:
