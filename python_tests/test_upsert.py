@@ -311,20 +311,19 @@ def test_partition_values_with_a_comma_and_a_quote_are_upserted_in_place(dbt, sp
     ]
 
 
-@pytest.mark.parametrize("spelling", ["{path}", "file://{path}/"])
-def test_a_location_root_as_users_write_it_gets_its_versions_and_their_clean_up(dbt, spark, tmp_path, spelling):
-    # location_root as users write it: a plain path (no scheme), or a URI with an empty authority and
-    # a trailing slash. The metastore stores either as `file:/...`. Three runs, each rewriting every
-    # row: the current version and the previous one stay under the root, nothing older (superseded
-    # versions were never deleted when the root was compared, as written, with the metastore's
-    # locations).
+def test_a_location_root_as_users_write_it_gets_its_versions_and_their_clean_up(dbt, spark, tmp_path):
+    # location_root as users write it: a plain path (no scheme) for the flat model, a URI with an
+    # empty authority and a trailing slash for the partitioned one. The metastore stores either as
+    # `file:/...`. Three runs, each rewriting every row: the current version and the previous one
+    # stay under the root, nothing older (superseded versions were never deleted when the root was
+    # compared, as written, with the metastore's locations).
     root = tmp_path / "lake"
+    roots = {"JOINERY_LOCATION_ROOT": str(root), "JOINERY_LOCATION_ROOT_BY_CITY": f"file://{root}/"}
     models = ("upsert_location_root_flat", "upsert_location_root_by_city")
     for model in models:  # a table keeps the root it was built with
         spark.execute(f"drop table if exists {SCHEMA}.{model}")
     # The flat model starts as a plain `table` at the root, as a project switching to joinery_upsert
     # has it: joinery_upsert's versions go beside it (dropping a managed table deletes its folder).
-    location_root = spelling.format(path=root)
     built = dbt.invoke(
         "run",
         "--select",
@@ -332,7 +331,7 @@ def test_a_location_root_as_users_write_it_gets_its_versions_and_their_clean_up(
         schema=SCHEMA,
         vars=MODULE_VARS,
         env={
-            "JOINERY_LOCATION_ROOT": location_root,
+            **roots,
             "JOINERY_LOCATION_ROOT_RUN": "0",
             "JOINERY_LOCATION_ROOT_MATERIALIZED": "table",
         },
@@ -346,7 +345,7 @@ def test_a_location_root_as_users_write_it_gets_its_versions_and_their_clean_up(
             "path:models/examples/upsert/location_root",
             schema=SCHEMA,
             vars=MODULE_VARS,
-            env={"JOINERY_LOCATION_ROOT": location_root, "JOINERY_LOCATION_ROOT_RUN": str(run)},
+            env={**roots, "JOINERY_LOCATION_ROOT_RUN": str(run)},
         ).statements
     expected = [(1, "Ada", "Paris"), (2, "Bo", "Nice"), (11, "Run", "Lyon"), (12, "Run", "Lyon"), (13, "Run", "Lyon")]
     for model, folder in zip(
@@ -385,7 +384,7 @@ def test_a_location_root_as_users_write_it_gets_its_versions_and_their_clean_up(
         "--full-refresh",
         schema=SCHEMA,
         vars=MODULE_VARS,
-        env={"JOINERY_LOCATION_ROOT": str(tmp_path / "elsewhere"), "JOINERY_LOCATION_ROOT_RUN": "3"},
+        env={"JOINERY_LOCATION_ROOT_BY_CITY": str(tmp_path / "elsewhere"), "JOINERY_LOCATION_ROOT_RUN": "3"},
         expect_success=False,
     )
     message = " ".join(node["message"] or "" for node in moved.nodes.values())

@@ -598,18 +598,6 @@ union all
         {{ return(joinery.compaction_diff_deletes_sql(full_sql, plan, target, target_names, settings, tombstones,
             rederived)) }}
     {% endif %}
-    {% set names = plan | map(attribute='name') | list %}
-    {% set target_select = [] %}
-    {% for entry in plan %}
-        {% set found = joinery.find_column(target_names, entry.name) %}
-        {% do target_select.append(('cast(' ~ joinery.quote_identifier(found) ~ ' as ' ~ entry.type ~ ')'
-            if found else 'cast(null as ' ~ entry.type ~ ')') ~ ' as ' ~ joinery.quote_identifier(entry.name)) %}
-    {% endfor %}
-    {% set same_row = [] %}
-    {% for entry in plan %}
-        {% do same_row.append(joinery.same_value_sql('c.' ~ joinery.quote_identifier(entry.name),
-            't.' ~ joinery.quote_identifier(entry.name), entry.type)) %}
-    {% endfor %}
     {% set diff_sql %}
 with
 
@@ -618,9 +606,7 @@ compacted as (
 ),
 
 target_rows as (
-    select
-        {{ target_select | join(',\n        ') }}
-    from {{ target }}
+    {{ joinery.compaction_target_rows_sql(plan, target, target_names) }}
 ),
 
 changed as (
@@ -629,7 +615,7 @@ changed as (
         false as {{ joinery.quote_identifier(settings.marker) }}
     from compacted as c
     left anti join target_rows as t
-        on {{ same_row | join('\n        and ') }}
+        on {{ joinery.compaction_same_row_sql(plan) }}
 ),
 
 gone as (
@@ -661,6 +647,18 @@ select * from gone
 {% endmacro %}
 
 
+{% macro compaction_same_row_sql(plan) %}
+    {#- The join condition of a compacted row `c` and a table row `t` equal in every column of the
+        plan (NULLs equal, maps and variants compared by value: same_value_sql). -#}
+    {% set same_row = [] %}
+    {% for entry in plan %}
+        {% do same_row.append(joinery.same_value_sql('c.' ~ joinery.quote_identifier(entry.name),
+            't.' ~ joinery.quote_identifier(entry.name), entry.type)) %}
+    {% endfor %}
+    {{ return(same_row | join('\n        and ')) }}
+{% endmacro %}
+
+
 {% macro compaction_diff_deletes_sql(full_sql, plan, target, target_names, settings, tombstones, rederived) %}
     {#- compaction_diff_sql when joinery_upsert keeps tombstones, from a full compaction that keeps its
         winning deletes (flagged by settings.marker): its live rows that the table does not hold as
@@ -669,13 +667,7 @@ select * from gone
         clears the key's tombstone (upsert_write_tombstones), for each key of the table, and with
         `rederived` (a new pull: the compaction derives every tombstone) each tombstone's key, that
         the compaction no longer has. -#}
-    {% set names = plan | map(attribute='name') | list %}
     {% set marker = joinery.quote_identifier(settings.marker) %}
-    {% set same_row = [] %}
-    {% for entry in plan %}
-        {% do same_row.append(joinery.same_value_sql('c.' ~ joinery.quote_identifier(entry.name),
-            't.' ~ joinery.quote_identifier(entry.name), entry.type)) %}
-    {% endfor %}
     {% set same_version = ['true'] %}
     {% for column in [settings.updated_at, settings.loaded_at] if column is not none %}
         {% set quoted = joinery.quote_identifier(column) %}
@@ -697,7 +689,7 @@ changed as (
     select c.*
     from compacted as c
     left anti join target_rows as t
-        on {{ same_row | join('\n        and ') }}
+        on {{ joinery.compaction_same_row_sql(plan) }}
     where not c.{{ marker }}
 ),
 

@@ -3,7 +3,7 @@
 {{ config(
     enabled=var('upsert_location_root', false), materialized='joinery_upsert',
     file_format='orc', unique_key='customer_id', partition_by=['city'],
-    location_root=env_var('JOINERY_LOCATION_ROOT', '/tmp/joinery_location_root')
+    location_root=env_var('JOINERY_LOCATION_ROOT_BY_CITY', env_var('JOINERY_LOCATION_ROOT', '/tmp/joinery_location_root'))
 ) }}
 
 select

@@ -2,9 +2,10 @@
 -- (`/data/lake` or `file:///data/lake/`, stored `file:/data/lake`), as dbt-spark users write it:
 -- python_tests/test_upsert.py builds it first as a plain `table` (env var
 -- JOINERY_LOCATION_ROOT_MATERIALIZED), as a project switching to joinery_upsert has it, then runs it
--- three times with each spelling. Built only with --vars '{upsert_location_root: true}'; the root
--- comes from env var JOINERY_LOCATION_ROOT and the rows from JOINERY_LOCATION_ROOT_RUN (env vars,
--- so that dbt parses only this folder again).
+-- three times, this model with the root spelled as a path and its partitioned twin as a URI. Built
+-- only with --vars '{upsert_location_root: true}'; the root comes from env var JOINERY_LOCATION_ROOT
+-- (the twin's from JOINERY_LOCATION_ROOT_BY_CITY when set) and the rows from
+-- JOINERY_LOCATION_ROOT_RUN (env vars, so that dbt parses only this folder again).
 {{ config(
     enabled=var('upsert_location_root', false),
     materialized=env_var('JOINERY_LOCATION_ROOT_MATERIALIZED', 'joinery_upsert'),
