@@ -44,7 +44,7 @@ def test_thrift_server_listens_on_loopback_only(thrift_server):
 def test_thrift_server_maps_the_class_data_archive(thrift_server):
     # setup builds the archive; a JVM that refuses it (e.g. a non-empty SPARK_CONF_DIR on its class
     # path) starts silently without it, twice as slowly. spark-submit execs the JVM in its process.
-    archive = class_archive_path()
+    archive = class_archive_path().resolve()  # /proc/<pid>/maps names the file, not a link to it
     if not archive.exists():
         pytest.skip(f"no class-data archive at {archive} (scripts/setup.sh builds it where the JVM can)")
     maps = Path(f"/proc/{thrift_server.process.pid}/maps").read_text()
