@@ -32,20 +32,20 @@ from harness.thrift_server import ThriftServer, free_port
 # them ending the run alone (pytest-xdist keeps this order with --no-loadscope-reorder). The order
 # follows the modules' times in a full `make test` (benchmarks/optimizations.md, "The test suite").
 SLOWEST_FIRST = [
-    "test_upsert",
-    "test_idempotence",
-    "test_fk_join",
-    "test_benchmarks_smoke",
-    "test_cluster",
-    "test_crash_safety",
     "test_examples_other_formats",
-    "test_compaction_property",
+    "test_fk_join",
     "test_fk_join_property",
-    "test_upsert_delta",
-    "test_iceberg",
-    "test_bad_inputs",
+    "test_upsert",
+    "test_benchmarks_smoke",
+    "test_crash_safety",
+    "test_cluster",
+    "test_compaction_property",
     "test_compaction",
+    "test_idempotence",
+    "test_upsert_delta",
+    "test_bad_inputs",
     "test_packaging",
+    "test_iceberg",
     "test_multi_join",
 ]
 

@@ -50,7 +50,7 @@ def tiny_run(tmp_path_factory):
         text=True,
         # A guard against a hung run, not a time limit: generous for a slow CI machine under the
         # suite's load, and a hang still ends well inside CI's time limit.
-        timeout=float(os.environ.get("JOINERY_BENCH_SMOKE_TIMEOUT", "1800")),
+        timeout=float(os.environ.get("JOINERY_BENCH_SMOKE_TIMEOUT", "2700")),
         check=False,
     )
     lines = [line for line in completed.stdout.splitlines() if line.strip()]
