@@ -8,8 +8,10 @@ dbt) and the hand-written baselines (through `spark.sql`) run on the same Spark 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,7 +65,24 @@ def start_session(spark_dir: Path, driver_memory: str, master: str | None = None
         builder = builder.master(master)
     for key, value in local_target_conf(spark_dir, driver_memory).items():
         builder = builder.config(key, value)
-    return builder.getOrCreate()
+    with jvm_stdout_to_stderr():
+        return builder.getOrCreate()
+
+
+@contextlib.contextmanager
+def jvm_stdout_to_stderr():
+    """File descriptor 1 points at stderr while the JVM starts, so that the JVM, a child process that
+    keeps the descriptors it was started with, writes its own stdout (Delta's VACUUM prints there)
+    to stderr: this process's stdout carries only the JSON lines."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 @dataclass

@@ -54,6 +54,9 @@ def tiny_run(tmp_path_factory):
         check=False,
     )
     lines = [line for line in completed.stdout.splitlines() if line.strip()]
+    # stdout carries only the JSON lines (`--report` reads them back): anything else is a failure.
+    stray = [line for line in lines if not line.startswith("{")]
+    assert not stray, f"not JSON lines on stdout: {stray[:5]}\n{completed.stderr[-4000:]}"
     return completed, [json.loads(line) for line in lines]
 
 

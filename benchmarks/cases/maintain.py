@@ -12,10 +12,7 @@ tables' file counts (`files`). Both tables must hold the same rows.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import sys
 import time
 
 from benchmarks.core import SCHEMA, Context, Variant, agreement, log
@@ -41,21 +38,6 @@ def changes_sql(rows: int, batch: int) -> str:
             union select {rows} + {batch} * {inserts} + id as id from range({inserts})
         ) distinct_keys
     """
-
-
-@contextlib.contextmanager
-def jvm_stdout_to_stderr():
-    """Delta's VACUUM prints to the JVM's own stdout, which is this process's: stdout carries only
-    the JSON lines, so file descriptor 1 points at stderr meanwhile."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    os.dup2(2, 1)
-    try:
-        yield
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
 
 
 def file_count(ctx: Context, model: str) -> int:
@@ -86,8 +68,7 @@ def run(ctx: Context) -> dict:
     relation = f"{SCHEMA}.{table_name(MAINTAINED, FORMAT)}"
     arguments = json.dumps({"relation": relation, "retain_hours": 0, "allow_short_retention": True})
     started = time.perf_counter()
-    with jvm_stdout_to_stderr():
-        ctx.dbt.invoke("run-operation", "joinery.maintain", "--args", arguments, table_format=FORMAT)
+    ctx.dbt.invoke("run-operation", "joinery.maintain", "--args", arguments, table_format=FORMAT)
     maintain_seconds = time.perf_counter() - started
     files_after = {model: file_count(ctx, model) for model in (MAINTAINED, UNMAINTAINED)}
     rounds = {"landed": set()}
