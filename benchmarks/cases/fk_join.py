@@ -241,7 +241,7 @@ def final_outputs(ctx: Context) -> dict[str, dict]:
 
 def scales_of(ctx: Context) -> tuple[float, ...]:
     """The scaling measurement's sizes: none at `--rows tiny`, whose timings mean nothing (the smoke
-    test, the suite's longest module, runs every other variant)."""
+    test runs every other variant)."""
     return () if ctx.tiny else SCALES
 
 
