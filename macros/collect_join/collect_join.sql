@@ -16,6 +16,63 @@
 {% macro default__collect_join(build, probe, key, values, group, separator, as_array, values_separator,
                                build_where, probe_where, strategy, build_rows_per_key) %}
     {% set keys = joinery.as_list(key, 'key', 'collect_join') %}
+    {% do joinery.collect_join_check_arguments(values, group, separator, as_array, values_separator, build_where,
+        probe_where, strategy, build_rows_per_key) %}
+    {% set build_where = joinery.sql_expression(build_where) %}
+    {% set probe_where = joinery.sql_expression(probe_where) %}
+    {% if not execute %}
+        {{ return('select * from ' ~ probe) }}
+    {% endif %}
+    {% set columns = joinery.collect_join_columns(build, probe, keys, values, group, values_separator) %}
+    {% set join_hint = {'broadcast': '/*+ broadcast(build_sets) */', 'merge': '/*+ merge(build_sets) */',
+                        'auto': ''}[strategy] %}
+
+    with
+
+    {{ joinery.collect_join_build_ctes(build, columns, build_where, build_rows_per_key) }},
+
+    probe_side as (
+        select
+            {{ joinery.quoted_column_list(columns.probe_keys) }},
+            {{ columns.quoted_group }}
+        from {{ probe }}
+        where {{ columns.quoted_group }} is not null
+        {%- if probe_where is not none %}
+            and ({{ probe_where }})
+        {%- endif %}
+    ),
+
+    matched as (
+        select {{ join_hint }}
+            probe_side.{{ columns.quoted_group }},
+            build_sets.joinery_values
+        from probe_side
+        inner join build_sets
+            on {{ columns.join_condition | join(' and ') }}
+    ),
+
+    collected as (
+        select
+            {{ columns.quoted_group }},
+            array_distinct(flatten(collect_set(joinery_values))) as joinery_values
+        from matched
+        group by {{ columns.quoted_group }}
+    )
+
+    select
+        {{ columns.quoted_group }},
+        {%- if as_array %}
+        {{ joinery.collect_join_sorted_values() }} as {{ columns.quoted_values }}
+        {%- else %}
+        array_join({{ joinery.collect_join_sorted_values() }}, '{{ separator }}') as {{ columns.quoted_values }}
+        {%- endif %}
+    from collected
+{% endmacro %}
+
+
+{% macro collect_join_check_arguments(values, group, separator, as_array, values_separator, build_where, probe_where,
+    strategy, build_rows_per_key) %}
+    {#- Fails on a bad argument of collect_join, naming it and what is allowed. -#}
     {% for argument, value in [('values', values), ('group', group)] if value is not string %}
         {{ joinery.raise_argument_error('collect_join', argument, value, 'expected one column name') }}
     {% endfor %}
@@ -41,12 +98,12 @@
         if value is not none and (value is not string or value | trim == '') %}
         {{ joinery.raise_argument_error('collect_join', argument, value, 'expected a boolean SQL expression or none') }}
     {% endfor %}
-    {% set build_where = joinery.sql_expression(build_where) %}
-    {% set probe_where = joinery.sql_expression(probe_where) %}
-    {% if not execute %}
-        {{ return('select * from ' ~ probe) }}
-    {% endif %}
+{% endmacro %}
 
+
+{% macro collect_join_columns(build, probe, keys, values, group, values_separator) %}
+    {#- The resolved columns: build_keys, probe_keys, quoted_values, quoted_group, value_list (the
+        values as an array expression) and join_condition (probe_side = build_sets, per key part). -#}
     {#- One `describe` per side for every check below. -#}
     {% set build_described = joinery.columns_of(build) %}
     {% set build_names = build_described | map(attribute='name') | list %}
@@ -65,13 +122,72 @@
         {#- \Q...\E: the separator is split on literally, not as a regular expression. -#}
         {% set value_list = 'split(cast(' ~ quoted_values ~ " as string), '\\\\Q" ~ values_separator ~ "\\\\E')" %}
     {% endif %}
-    {% set join_hint = {'broadcast': '/*+ broadcast(build_sets) */', 'merge': '/*+ merge(build_sets) */',
-                        'auto': ''}[strategy] %}
     {% set join_condition = [] %}
     {% for build_key in build_keys %}
         {% do join_condition.append('probe_side.' ~ joinery.quote_identifier(probe_keys[loop.index0])
             ~ ' = build_sets.' ~ joinery.quote_identifier(build_key)) %}
     {% endfor %}
+    {{ return({'build_keys': build_keys, 'probe_keys': probe_keys, 'quoted_values': quoted_values,
+        'quoted_group': quoted_group, 'value_list': value_list, 'join_condition': join_condition}) }}
+{% endmacro %}
+
+
+{% macro collect_join_build_ctes(build, columns, build_where, build_rows_per_key) %}
+    {#- The CTEs build_side, build_values and build_sets: the build side's values cleaned and, for
+        'many', collapsed to one set per key. -#}
+    {% set build_sql -%}
+build_side as (
+        select
+            {{ joinery.quoted_column_list(columns.build_keys) }},
+            {{ columns.quoted_values }}
+        from {{ build }}
+        {%- if build_where is not none %}
+        where ({{ build_where }})
+        {%- endif %}
+    ),
+
+    build_values as (
+        select
+            {{ joinery.quoted_column_list(columns.build_keys) }},
+            {#- Every Unicode white space trimmed, not only the spaces `trim` removes: a tab, a CR
+                (CRLF files), U+00A0 or U+2028 left on a value would be kept in the output and turn
+                a numeric order into a string order. -#}
+            regexp_replace(cast(exploded.joinery_value as string), '(?U)^\\s+|\\s+$', '') as joinery_value
+        from build_side
+        lateral view explode({{ columns.value_list }}) exploded as joinery_value
+    ),
+
+    {#- 'many': one row per key, so a matching probe row meets one small set, not every row of its key.
+        'one': each build row's values cleaned in place, without the shuffle of a grouping; still
+        right when a key has several rows (each is matched, the sets merge in `collected`). -#}
+    build_sets as (
+        {%- if build_rows_per_key == 'many' %}
+        select
+            {{ joinery.quoted_column_list(columns.build_keys) }},
+            collect_set(joinery_value) as joinery_values
+        from build_values
+        where joinery_value != ''
+        group by {{ joinery.quoted_column_list(columns.build_keys) }}
+        {%- else %}
+        select *
+        from (
+            select
+                {{ joinery.quoted_column_list(columns.build_keys) }},
+                filter(
+                    transform({{ columns.value_list }}, v -> regexp_replace(cast(v as string), '(?U)^\\s+|\\s+$', '')),
+                    v -> v != ''
+                ) as joinery_values
+            from build_side
+        )
+        where size(joinery_values) > 0
+        {%- endif %}
+    )
+    {%- endset %}
+    {{ return(build_sql) }}
+{% endmacro %}
+
+
+{% macro collect_join_sorted_values() %}
     {#- Numeric order when every value of the group is an integer, else string order. The first
         branch is the common case (values that read back unchanged as a bigint): sorting longs is
         cheaper than matching a regex and comparing decimals (benchmarks/optimizations.md). -#}
@@ -87,92 +203,7 @@
             else array_sort(joinery_values)
         end
     {% endset %}
-
-    with
-
-    build_side as (
-        select
-            {{ joinery.quoted_column_list(build_keys) }},
-            {{ quoted_values }}
-        from {{ build }}
-        {%- if build_where is not none %}
-        where ({{ build_where }})
-        {%- endif %}
-    ),
-
-    build_values as (
-        select
-            {{ joinery.quoted_column_list(build_keys) }},
-            {#- Every Unicode white space trimmed, not only the spaces `trim` removes: a tab, a CR
-                (CRLF files), U+00A0 or U+2028 left on a value would be kept in the output and turn
-                a numeric order into a string order. -#}
-            regexp_replace(cast(exploded.joinery_value as string), '(?U)^\\s+|\\s+$', '') as joinery_value
-        from build_side
-        lateral view explode({{ value_list }}) exploded as joinery_value
-    ),
-
-    {#- 'many': one row per key, so a matching probe row meets one small set, not every row of its key.
-        'one': each build row's values cleaned in place, without the shuffle of a grouping; still
-        right when a key has several rows (each is matched, the sets merge in `collected`). -#}
-    build_sets as (
-        {%- if build_rows_per_key == 'many' %}
-        select
-            {{ joinery.quoted_column_list(build_keys) }},
-            collect_set(joinery_value) as joinery_values
-        from build_values
-        where joinery_value != ''
-        group by {{ joinery.quoted_column_list(build_keys) }}
-        {%- else %}
-        select *
-        from (
-            select
-                {{ joinery.quoted_column_list(build_keys) }},
-                filter(
-                    transform({{ value_list }}, v -> regexp_replace(cast(v as string), '(?U)^\\s+|\\s+$', '')),
-                    v -> v != ''
-                ) as joinery_values
-            from build_side
-        )
-        where size(joinery_values) > 0
-        {%- endif %}
-    ),
-
-    probe_side as (
-        select
-            {{ joinery.quoted_column_list(probe_keys) }},
-            {{ quoted_group }}
-        from {{ probe }}
-        where {{ quoted_group }} is not null
-        {%- if probe_where is not none %}
-            and ({{ probe_where }})
-        {%- endif %}
-    ),
-
-    matched as (
-        select {{ join_hint }}
-            probe_side.{{ quoted_group }},
-            build_sets.joinery_values
-        from probe_side
-        inner join build_sets
-            on {{ join_condition | join(' and ') }}
-    ),
-
-    collected as (
-        select
-            {{ quoted_group }},
-            array_distinct(flatten(collect_set(joinery_values))) as joinery_values
-        from matched
-        group by {{ quoted_group }}
-    )
-
-    select
-        {{ quoted_group }},
-        {%- if as_array %}
-        {{ sorted_values }} as {{ quoted_values }}
-        {%- else %}
-        array_join({{ sorted_values }}, '{{ separator }}') as {{ quoted_values }}
-        {%- endif %}
-    from collected
+    {{ return(sorted_values | trim) }}
 {% endmacro %}
 
 

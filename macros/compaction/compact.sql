@@ -391,87 +391,102 @@ from compacted
         {% set reshaped.value = true %}
     {% endfor %}
 
-    {% set watermark_sql = none %}
-    {% set snapshot_newest_sql = none %}
-    {% set snapshot_text = none %}
-    {% set rebase = false %}
-    {% if settings.loaded_at is not none %}
-        {% set loaded_entry = joinery.plan_entry(plan, settings.loaded_at) %}
-        {% set snapshot_loaded = joinery.find_column(joinery.column_names(snapshot), settings.loaded_at) %}
-        {#- The watermark the table's last commit stored (one metastore call), else the table's newest
-            loaded_at (a scan of every partition); with it, the snapshot's newest loaded_at that the
-            table was last built from. -#}
-        {% set stored = joinery.stored_watermark(settings.loaded_at, target) or {} %}
-        {% set stored_value = stored.get('value') %}
-        {% set stored_snapshot = stored.get('snapshot') if stored.get('snapshot') is string else none %}
-        {#- The watermark, the snapshot's newest loaded_at, whether the snapshot is newer than the
-            watermark, and whether it differs from the stored one, in the column's type: one statement. -#}
-        {% set probe_sql %}
-            select
-                w,
-                s,
-                cast(s as {{ loaded_entry.type }}) > cast(w as {{ loaded_entry.type }}),
-                {% if stored_snapshot is not none -%}
-                not (cast(s as {{ loaded_entry.type }}) <=> {{ joinery.typed_literal(stored_snapshot, loaded_entry.type) }})
-                {%- else -%}
-                cast(null as boolean)
-                {%- endif %}
-            from (
-                select
-                {% if stored_value is not none %}
-                {{ joinery.sql_string(stored_value) }} as w,
-                {% else %}
-                (select cast(max({{ joinery.quote_identifier(settings.loaded_at) }}) as string) from {{ target }}) as w,
-                {% endif %}
-                {% if snapshot_loaded %}
-                {{ joinery.compaction_snapshot_newest_sql(snapshot, snapshot_loaded, loaded_entry.type) }} as s
-                {% else %}
-                cast(null as string) as s
-                {% endif %}
-            )
-        {% endset %}
-        {#- A stored watermark and no snapshot loaded_at leave nothing for Spark to compute. -#}
-        {% set probe = [stored_value, none, none, none] if stored_value is not none and not snapshot_loaded
-            else run_query(probe_sql).rows[0] %}
-        {% if probe[0] is not none %}
-            {% set watermark_sql = joinery.typed_literal(probe[0], loaded_entry.type) %}
-        {% endif %}
-        {% if probe[1] is not none %}
-            {% set snapshot_newest_sql = joinery.typed_literal(probe[1], loaded_entry.type) %}
-            {#- A new full pull is a snapshot whose newest loaded_at is not the one the table was built
-                from, even one stamped before the newest delta batch (a full rebuild applies it too).
-                A table whose commit stored none (built by an older joinery): a snapshot newer than
-                the watermark. -#}
-            {% set rebase = probe[3] if stored_snapshot is not none else (probe[0] is none or probe[2]) %}
-            {% set snapshot_text = probe[1] %}
-        {% endif %}
-    {% endif %}
+    {% set state = joinery.compaction_snapshot_state(snapshot, target, plan, settings) %}
 
     {#- The companion of deleted keys (joinery_upsert keeps it for this model: upsert_tombstones_relation);
         none before the first build that kept one. Past tombstone_retention, a tombstone counts as none. -#}
-    {% set tombstones = joinery.compaction_tombstones_sql(target, plan, settings, watermark_sql) %}
-    {% if rebase %}
+    {% set tombstones = joinery.compaction_tombstones_sql(target, plan, settings, state.watermark_sql) %}
+    {% if state.rebase %}
         {#- A new pull supersedes older deltas, and their deletes with them: every tombstone is derived again. -#}
         {% set full_plan = joinery.compaction_plan([snapshot] + deltas, identity_names, settings, defaults, removed) %}
-        {% set full_sql = joinery.compaction_full_sql(snapshot, deltas, full_plan, settings, snapshot_newest_sql,
+        {% set full_sql = joinery.compaction_full_sql(snapshot, deltas, full_plan, settings, state.snapshot_newest_sql,
             with_deletes=settings.tombstones) %}
-        {% do joinery.compaction_record_watermark(settings.loaded_at, none, derive=true, floor=probe[1],
-            snapshot=snapshot_text) %}
+        {% do joinery.compaction_record_watermark(settings.loaded_at, none, derive=true, floor=state.snapshot_newest,
+            snapshot=state.snapshot_text) %}
         {{ return(joinery.compaction_diff_sql(full_sql, full_plan, target, target_names, settings, tombstones,
             rederived=true)) }}
     {% endif %}
     {% if reshaped.value %}
         {#- The table plays the snapshot; only the new delta rows are read. -#}
-        {% set full_sql = joinery.compaction_full_sql(target, deltas, plan, settings, snapshot_newest_sql,
-            watermark_sql, tombstones=tombstones.live if tombstones else none, with_deletes=settings.tombstones) %}
+        {% set full_sql = joinery.compaction_full_sql(target, deltas, plan, settings, state.snapshot_newest_sql,
+            state.watermark_sql, tombstones=tombstones.live if tombstones else none, with_deletes=settings.tombstones) %}
         {% do joinery.compaction_record_watermark(settings.loaded_at, none, derive=true,
-            floor=probe[0] if settings.loaded_at is not none else none, snapshot=snapshot_text) %}
+            floor=state.watermark, snapshot=state.snapshot_text) %}
         {{ return(joinery.compaction_diff_sql(full_sql, plan, target, target_names, settings, tombstones)) }}
     {% endif %}
+    {{ return(joinery.compaction_apply_deltas_sql(deltas, target, plan, settings, state, tombstones)) }}
+{% endmacro %}
 
-    {% set delta_ctes = joinery.compaction_delta_ctes(deltas, plan, settings, snapshot_newest_sql, watermark_sql,
-        tombstones=tombstones.live if tombstones else none) %}
-    {% set new_rows = joinery.compaction_new_rows(delta_ctes, plan, settings, watermark_sql, 't') %}
+
+{% macro compaction_snapshot_state(snapshot, target, plan, settings) %}
+    {#- Where the table stands against its sources: the watermark (raw and as a literal), the
+        snapshot's newest loaded_at (raw and as a literal), and whether the snapshot is a new full
+        pull (rebase). All none (and no rebase) without loaded_at. -#}
+    {% set state = {'watermark': none, 'watermark_sql': none, 'snapshot_newest': none, 'snapshot_newest_sql': none,
+        'snapshot_text': none, 'rebase': false} %}
+    {% if settings.loaded_at is none %}
+        {{ return(state) }}
+    {% endif %}
+    {% set loaded_entry = joinery.plan_entry(plan, settings.loaded_at) %}
+    {% set snapshot_loaded = joinery.find_column(joinery.column_names(snapshot), settings.loaded_at) %}
+    {#- The watermark the table's last commit stored (one metastore call), else the table's newest
+        loaded_at (a scan of every partition); with it, the snapshot's newest loaded_at that the
+        table was last built from. -#}
+    {% set stored = joinery.stored_watermark(settings.loaded_at, target) or {} %}
+    {% set stored_value = stored.get('value') %}
+    {% set stored_snapshot = stored.get('snapshot') if stored.get('snapshot') is string else none %}
+    {#- The watermark, the snapshot's newest loaded_at, whether the snapshot is newer than the
+        watermark, and whether it differs from the stored one, in the column's type: one statement. -#}
+    {% set probe_sql %}
+        select
+            w,
+            s,
+            cast(s as {{ loaded_entry.type }}) > cast(w as {{ loaded_entry.type }}),
+            {% if stored_snapshot is not none -%}
+            not (cast(s as {{ loaded_entry.type }}) <=> {{ joinery.typed_literal(stored_snapshot, loaded_entry.type) }})
+            {%- else -%}
+            cast(null as boolean)
+            {%- endif %}
+        from (
+            select
+            {% if stored_value is not none %}
+            {{ joinery.sql_string(stored_value) }} as w,
+            {% else %}
+            (select cast(max({{ joinery.quote_identifier(settings.loaded_at) }}) as string) from {{ target }}) as w,
+            {% endif %}
+            {% if snapshot_loaded %}
+            {{ joinery.compaction_snapshot_newest_sql(snapshot, snapshot_loaded, loaded_entry.type) }} as s
+            {% else %}
+            cast(null as string) as s
+            {% endif %}
+        )
+    {% endset %}
+    {#- A stored watermark and no snapshot loaded_at leave nothing for Spark to compute. -#}
+    {% set probe = [stored_value, none, none, none] if stored_value is not none and not snapshot_loaded
+        else run_query(probe_sql).rows[0] %}
+    {% if probe[0] is not none %}
+        {% do state.update({'watermark_sql': joinery.typed_literal(probe[0], loaded_entry.type)}) %}
+    {% endif %}
+    {% if probe[1] is not none %}
+        {% do state.update({'snapshot_newest_sql': joinery.typed_literal(probe[1], loaded_entry.type)}) %}
+        {#- A new full pull is a snapshot whose newest loaded_at is not the one the table was built
+            from, even one stamped before the newest delta batch (a full rebuild applies it too).
+            A table whose commit stored none (built by an older joinery): a snapshot newer than
+            the watermark. -#}
+        {% do state.update({'rebase': probe[3] if stored_snapshot is not none else (probe[0] is none or probe[2])}) %}
+        {% do state.update({'snapshot_text': probe[1]}) %}
+    {% endif %}
+    {% do state.update({'watermark': probe[0], 'snapshot_newest': probe[1]}) %}
+    {{ return(state) }}
+{% endmacro %}
+
+
+{% macro compaction_apply_deltas_sql(deltas, target, plan, settings, state, tombstones) %}
+    {#- The usual incremental run: the new delta rows against the table's rows for their keys. A
+        version already in the table yields nothing, so applying a delta twice changes nothing. -#}
+    {% set delta_ctes = joinery.compaction_delta_ctes(deltas, plan, settings, state.snapshot_newest_sql,
+        state.watermark_sql, tombstones=tombstones.live if tombstones else none) %}
+    {% set new_rows = joinery.compaction_new_rows(delta_ctes, plan, settings, state.watermark_sql, 't') %}
     {% set touched_sql = new_rows.touched %}
     {% set names = plan | map(attribute='name') | list %}
     {% set identical = [] %}
@@ -479,7 +494,7 @@ from compacted
         {% do identical.append(joinery.same_value_sql('w.' ~ joinery.quote_identifier(entry.name),
             'm.' ~ joinery.quote_identifier(entry.name), entry.type)) %}
     {% endfor %}
-    {% do joinery.compaction_record_watermark(settings.loaded_at, new_rows.watermark, snapshot=snapshot_text) %}
+    {% do joinery.compaction_record_watermark(settings.loaded_at, new_rows.watermark, snapshot=state.snapshot_text) %}
     {% set incremental_sql %}
 with
 

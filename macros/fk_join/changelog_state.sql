@@ -47,109 +47,49 @@
         {% endif %}
     {% endfor %}
     {% do joinery.upsert_check_marker_clash(names + ['_joinery_tombstone', '_joinery_changed_at'], macro_name) %}
-    {% set deleted_sql = joinery.changelog_state_deleted_expression(changelog, deleted) %}
+    {% set on_existing_table = joinery.fk_join_incremental_run() %}
+    {% set plan = {
+        'names': names,
+        'key_columns': key_columns,
+        'loaded_at_column': loaded_at_column,
+        'deleted_sql': joinery.changelog_state_deleted_expression(changelog, deleted),
+        'ordering': joinery.changelog_state_ordering(columns, sequence_columns, loaded_at_column),
+        'checks': joinery.changelog_state_row_checks(changelog, key_columns, loaded_at_column, operation_check),
+        'on_existing_table': on_existing_table,
+        'watermark_sql': joinery.changelog_state_watermark(columns, loaded_at_column)
+            if on_existing_table and loaded_at_column else none,
+    } %}
+    {{ return(joinery.changelog_state_sql(changelog, plan)) }}
+{% endmacro %}
 
-    {% set key_csv = joinery.quoted_column_list(key_columns) %}
-    {% set column_csv = joinery.quoted_column_list(names) %}
-    {% set ordering = [] %}
-    {% for column in sequence_columns %}
-        {% do ordering.append(joinery.quote_identifier(column) ~ ' desc nulls last') %}
-    {% endfor %}
-    {% if loaded_at_column %}
-        {% do ordering.append(joinery.quote_identifier(loaded_at_column) ~ ' desc nulls last') %}
-    {% endif %}
-    {#- Remaining ties (same version, same arrival): a delete wins, then a hash of the whole row, so
-        the winner is a function of the rows alone and an incremental run picks what a full
-        recompute picks. Maps and variants, which Spark cannot hash, and collated strings are hashed
-        in their comparable form (comparable_sql). -#}
-    {% do ordering.append('_joinery_tombstone desc') %}
-    {% set hashable = [] %}
-    {% for column in columns %}
-        {% do hashable.append(joinery.comparable_sql(joinery.quote_identifier(column.name), column.dtype)) %}
-    {% endfor %}
-    {% do ordering.append('xxhash64(' ~ hashable | join(', ') ~ ') desc') %}
 
-    {#- Rows that would make the state wrong stop the run with a message instead of vanishing. -#}
-    {% set checks = [] %}
-    {% for column in key_columns %}
-        {% do checks.append(joinery.fail_when_sql(
-            joinery.quote_identifier(column) ~ ' is null',
-            joinery.sql_string('joinery.changelog_state: a changelog row of ' ~ changelog
-            ~ ' has a NULL key column ' ~ column
-            ~ '; fix the row or filter it out before the changelog reaches changelog_state'))) %}
-    {% endfor %}
-    {% if loaded_at_column %}
-        {% do checks.append(joinery.fail_when_sql(
-            joinery.quote_identifier(loaded_at_column) ~ ' is null',
-            joinery.sql_string('joinery.changelog_state: a changelog row of ' ~ changelog
-            ~ ' has a NULL loaded_at (' ~ loaded_at_column ~ '); incremental runs could never read it'))) %}
-    {% endif %}
-    {% if operation_check %}
-        {% do checks.append(operation_check) %}
-    {% endif %}
-
-    {% set incremental = loaded_at_column is not none and joinery.fk_join_incremental_run() %}
-    {% set incremental_without_watermark = loaded_at_column is none and joinery.fk_join_incremental_run() %}
-
-    {#- The state's watermark, read before the run and written into the query as a literal: a
-        filter on a literal reaches the changelog's parquet scan, which then skips the row groups of
-        batches already consumed (a watermark joined in from a subquery filtered every row of the
-        whole history after reading it: 1.6 s against 0.9 s for the benchmark's 1.1M-event log). -#}
-    {% set watermark_sql = none %}
-    {% if incremental %}
-        {% set newest = run_query('select cast(max(_joinery_changed_at) as string) from ' ~ this).rows[0][0] %}
-        {% if newest is not none %}
-            {% set loaded_type = (columns | selectattr('name', 'equalto', loaded_at_column) | first).dtype %}
-            {% set watermark_sql = joinery.typed_literal(newest, loaded_type) %}
-        {% endif %}
-    {% endif %}
-
+{% macro changelog_state_sql(changelog, plan) %}
+    {#- The state's SELECT: the new events, and on an existing table the stored versions of the keys
+        they touch, ranked per key; the winners of the new events are the rows to write. -#}
     {% set state_sql %}
     with
 
-    {% if incremental or incremental_without_watermark %}
+    {% if plan.on_existing_table %}
     previous_state as (
         select * from {{ this }}
     ),
 
     {% endif %}
-    new_events as (
-        select
-            {{ joinery.quoted_column_list(names, 'changelog') }},
-            coalesce(({{ deleted_sql }}), false) as _joinery_tombstone,
-            {% if loaded_at_column -%}
-            changelog.{{ joinery.quote_identifier(loaded_at_column) }} as _joinery_changed_at,
-            {%- else -%}
-            cast(null as timestamp) as _joinery_changed_at,
-            {%- endif %}
-            1 as _joinery_source_rank
-        from {{ changelog }} as changelog
-        where
-            {#- A NULL loaded_at passes the watermark filter so that its check fails the run: filtered
-                out, the row would be skipped silently by every incremental run. -#}
-            {% if watermark_sql is not none -%}
-            (
-                changelog.{{ joinery.quote_identifier(loaded_at_column) }} > {{ watermark_sql }}
-                or changelog.{{ joinery.quote_identifier(loaded_at_column) }} is null
-            )
-            and
-            {% endif -%}
-            {{ checks | join('\n            and ') }}
-    ),
+    {{ joinery.changelog_state_new_events(changelog, plan) }},
 
-    {% if incremental or incremental_without_watermark %}
+    {% if plan.on_existing_table %}
     {#- Only the keys the new events touch compete with their previous state; every other key is
         left alone by joinery_upsert. The previous version wins exact ties, so a batch read twice
         (the watermark did not move) yields no changed row. -#}
     competing_state as (
         select
-            {{ joinery.quoted_column_list(names, 'previous_state') }},
+            {{ joinery.quoted_column_list(plan.names, 'previous_state') }},
             previous_state._joinery_tombstone,
             previous_state._joinery_changed_at,
             0 as _joinery_source_rank
         from previous_state
         left semi join new_events
-            on {{ joinery.fk_join_key_match(key_columns, key_columns, 'previous_state', 'new_events') }}
+            on {{ joinery.fk_join_key_match(plan.key_columns, plan.key_columns, 'previous_state', 'new_events') }}
     ),
 
     candidates as (
@@ -168,24 +108,115 @@
         select
             *,
             row_number() over (
-                partition by {{ key_csv }}
-                order by {{ ordering | join(', ') }}, _joinery_source_rank asc
+                partition by {{ joinery.quoted_column_list(plan.key_columns) }}
+                order by {{ plan.ordering | join(', ') }}, _joinery_source_rank asc
             ) as _joinery_rank
         from candidates
     )
 
     select
-        {{ column_csv }},
+        {{ joinery.quoted_column_list(plan.names) }},
         _joinery_tombstone,
         _joinery_changed_at
     from ranked
     where
         _joinery_rank = 1
-        {% if incremental or incremental_without_watermark %}
+        {% if plan.on_existing_table %}
         and _joinery_source_rank = 1
         {% endif %}
     {%- endset %}
     {{ return(state_sql) }}
+{% endmacro %}
+
+
+{% macro changelog_state_new_events(changelog, plan) %}
+    {#- The new_events CTE: the changelog rows to apply (above the watermark, if any), each row
+        checked (plan.checks) and marked as a tombstone or not. -#}
+    {% set new_events_sql -%}
+new_events as (
+        select
+            {{ joinery.quoted_column_list(plan.names, 'changelog') }},
+            coalesce(({{ plan.deleted_sql }}), false) as _joinery_tombstone,
+            {% if plan.loaded_at_column -%}
+            changelog.{{ joinery.quote_identifier(plan.loaded_at_column) }} as _joinery_changed_at,
+            {%- else -%}
+            cast(null as timestamp) as _joinery_changed_at,
+            {%- endif %}
+            1 as _joinery_source_rank
+        from {{ changelog }} as changelog
+        where
+            {#- A NULL loaded_at passes the watermark filter so that its check fails the run: filtered
+                out, the row would be skipped silently by every incremental run. -#}
+            {% if plan.watermark_sql is not none -%}
+            (
+                changelog.{{ joinery.quote_identifier(plan.loaded_at_column) }} > {{ plan.watermark_sql }}
+                or changelog.{{ joinery.quote_identifier(plan.loaded_at_column) }} is null
+            )
+            and
+            {% endif -%}
+            {{ plan.checks | join('\n            and ') }}
+    )
+    {%- endset %}
+    {{ return(new_events_sql) }}
+{% endmacro %}
+
+
+{% macro changelog_state_ordering(columns, sequence_columns, loaded_at_column) %}
+    {#- The ranking of a key's versions, the winner first: greatest sequence_by, then latest arrival. -#}
+    {% set ordering = [] %}
+    {% for column in sequence_columns %}
+        {% do ordering.append(joinery.quote_identifier(column) ~ ' desc nulls last') %}
+    {% endfor %}
+    {% if loaded_at_column %}
+        {% do ordering.append(joinery.quote_identifier(loaded_at_column) ~ ' desc nulls last') %}
+    {% endif %}
+    {#- Remaining ties (same version, same arrival): a delete wins, then a hash of the whole row, so
+        the winner is a function of the rows alone and an incremental run picks what a full
+        recompute picks. Maps and variants, which Spark cannot hash, and collated strings are hashed
+        in their comparable form (comparable_sql). -#}
+    {% do ordering.append('_joinery_tombstone desc') %}
+    {% set hashable = [] %}
+    {% for column in columns %}
+        {% do hashable.append(joinery.comparable_sql(joinery.quote_identifier(column.name), column.dtype)) %}
+    {% endfor %}
+    {% do ordering.append('xxhash64(' ~ hashable | join(', ') ~ ') desc') %}
+    {{ return(ordering) }}
+{% endmacro %}
+
+
+{% macro changelog_state_row_checks(changelog, key_columns, loaded_at_column, operation_check) %}
+    {#- Rows that would make the state wrong stop the run with a message instead of vanishing. -#}
+    {% set checks = [] %}
+    {% for column in key_columns %}
+        {% do checks.append(joinery.fail_when_sql(
+            joinery.quote_identifier(column) ~ ' is null',
+            joinery.sql_string('joinery.changelog_state: a changelog row of ' ~ changelog
+            ~ ' has a NULL key column ' ~ column
+            ~ '; fix the row or filter it out before the changelog reaches changelog_state'))) %}
+    {% endfor %}
+    {% if loaded_at_column %}
+        {% do checks.append(joinery.fail_when_sql(
+            joinery.quote_identifier(loaded_at_column) ~ ' is null',
+            joinery.sql_string('joinery.changelog_state: a changelog row of ' ~ changelog
+            ~ ' has a NULL loaded_at (' ~ loaded_at_column ~ '); incremental runs could never read it'))) %}
+    {% endif %}
+    {% if operation_check %}
+        {% do checks.append(operation_check) %}
+    {% endif %}
+    {{ return(checks) }}
+{% endmacro %}
+
+
+{% macro changelog_state_watermark(columns, loaded_at_column) %}
+    {#- The state's watermark, read before the run and written into the query as a literal: a
+        filter on a literal reaches the changelog's parquet scan, which then skips the row groups of
+        batches already consumed (a watermark joined in from a subquery cannot). -#}
+    {% set newest = run_query('select cast(max(_joinery_changed_at) as string) from ' ~ this).rows[0][0] %}
+    {% if newest is none %}
+        {{ return(none) }}
+    {% endif %}
+    {% set loaded_type = (columns | selectattr('name', 'equalto', loaded_at_column) | first).dtype %}
+    {{ return(joinery.typed_literal(newest, loaded_type)) }}
 {% endmacro %}
 
 

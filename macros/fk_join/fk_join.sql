@@ -13,6 +13,21 @@
 
 {% macro default__fk_join(left, right, left_key=none, foreign_key=none, right_key=none, join_type='inner',
     left_columns=none, right_columns=none) %}
+    {% set plan = joinery.fk_join_plan(left, right, left_key, foreign_key, right_key, join_type, left_columns,
+        right_columns) %}
+    {% if not plan %}
+        {{ return('select 1 as joinery_unresolved') }}
+    {% endif %}
+    {% if joinery.fk_join_incremental_run() %}
+        {{ return(joinery.fk_join_incremental_sql(left, right, plan)) }}
+    {% endif %}
+    {{ return(joinery.fk_join_full_sql(left, right, plan)) }}
+{% endmacro %}
+
+
+{% macro fk_join_plan(left, right, left_key, foreign_key, right_key, join_type, left_columns, right_columns) %}
+    {#- The validated arguments: keys, the output columns [{side, column, name}] and their types
+        ({name: dtype}). Empty at parse time, when the states cannot be described. -#}
     {% set macro_name = 'fk_join' %}
     {% if join_type not in ['inner', 'left'] %}
         {{ joinery.raise_argument_error(macro_name, 'join_type', join_type, "expected 'inner' or 'left'") }}
@@ -38,12 +53,21 @@
             'expected as many columns as right_key ' ~ tojson(right_key) ~ ' (they match positionally)') }}
     {% endif %}
     {% if not execute %}
-        {{ return('select 1 as joinery_unresolved') }}
+        {{ return({}) }}
     {% endif %}
     {% do joinery.fk_join_require_state(left, 'left', left_names) %}
     {% do joinery.fk_join_require_state(right, 'right', right_names) %}
     {% do joinery.fk_join_check_key_types(left, foreign_keys, right, right_keys, left_described, right_described) %}
+    {% set outputs = joinery.fk_join_output_specs(left, right, left_keys, right_keys, left_columns, right_columns,
+        left_names, right_names) %}
+    {{ return({'join_type': join_type, 'left_keys': left_keys, 'foreign_keys': foreign_keys, 'right_keys': right_keys,
+        'outputs': outputs, 'value_types': joinery.fk_join_value_types(outputs, left_described, right_described)}) }}
+{% endmacro %}
 
+
+{% macro fk_join_output_specs(left, right, left_keys, right_keys, left_columns, right_columns, left_names,
+    right_names) %}
+    {#- [{side, column, name}]: the left keys, then each side's outputs; fails on clashing names. -#}
     {% set left_outputs = joinery.fk_join_outputs(left, left_columns, left_keys, 'left_columns', left_names) %}
     {% set right_outputs = joinery.fk_join_outputs(right, right_columns, right_keys, 'right_columns', right_names) %}
     {% set outputs = [] %}
@@ -57,19 +81,13 @@
         {% do outputs.append({'side': 'right_state', 'column': output[0], 'name': output[1]}) %}
     {% endfor %}
     {% do joinery.fk_join_check_output_names(outputs) %}
-    {% do joinery.upsert_check_marker_clash(outputs | map(attribute='name') | list, macro_name) %}
+    {% do joinery.upsert_check_marker_clash(outputs | map(attribute='name') | list, 'fk_join') %}
+    {{ return(outputs) }}
+{% endmacro %}
 
-    {% set select_list = [] %}
-    {% for output in outputs %}
-        {% do select_list.append(output.side ~ '.' ~ joinery.quote_identifier(output.column) ~ ' as '
-            ~ joinery.quote_identifier(output.name)) %}
-    {% endfor %}
-    {% do select_list.append('left_state._joinery_changed_at as _joinery_left_changed_at') %}
-    {% do select_list.append('right_state._joinery_changed_at as _joinery_right_changed_at') %}
-    {% set join_condition = joinery.fk_join_key_match(foreign_keys, right_keys, 'left_state', 'right_state') %}
-    {% set left_key_match = joinery.fk_join_key_match(left_keys, left_keys, 'previous_affected', 'recomputed') %}
-    {% set value_names = outputs | map(attribute='name') | reject('in', left_keys) | list %}
-    {#- Output types, for comparing a recomputed value with the stored one exactly. -#}
+
+{% macro fk_join_value_types(outputs, left_described, right_described) %}
+    {#- {output name: Spark type}, for comparing a recomputed value with the stored one exactly. -#}
     {% set described_types = {'left_state': {}, 'right_state': {}} %}
     {% for column in left_described %}
         {% do described_types['left_state'].update({column.name: column.dtype}) %}
@@ -81,8 +99,25 @@
     {% for output in outputs %}
         {% do value_types.update({output.name: described_types[output.side][output.column]}) %}
     {% endfor %}
+    {{ return(value_types) }}
+{% endmacro %}
 
-    {% if not joinery.fk_join_incremental_run() %}
+
+{% macro fk_join_select_list(outputs) %}
+    {#- The joined row's columns: the outputs, then the arrival of each side's state version. -#}
+    {% set select_list = [] %}
+    {% for output in outputs %}
+        {% do select_list.append(output.side ~ '.' ~ joinery.quote_identifier(output.column) ~ ' as '
+            ~ joinery.quote_identifier(output.name)) %}
+    {% endfor %}
+    {% do select_list.append('left_state._joinery_changed_at as _joinery_left_changed_at') %}
+    {% do select_list.append('right_state._joinery_changed_at as _joinery_right_changed_at') %}
+    {{ return(select_list) }}
+{% endmacro %}
+
+
+{% macro fk_join_full_sql(left, right, plan) %}
+    {#- The first run or a full refresh: the join of the two states' live rows. -#}
     {% set join_sql %}
     with
 
@@ -97,28 +132,97 @@
     )
 
     select
-        {{ select_list | join(',\n        ') }}
+        {{ joinery.fk_join_select_list(plan.outputs) | join(',\n        ') }}
     from left_state
-    {{ join_type }} join right_state
-        on {{ join_condition }}
+    {{ plan.join_type }} join right_state
+        on {{ joinery.fk_join_key_match(plan.foreign_keys, plan.right_keys, 'left_state', 'right_state') }}
     {%- endset %}
     {{ return(join_sql) }}
-    {% endif %}
+{% endmacro %}
 
+
+{% macro fk_join_incremental_sql(left, right, plan) %}
+    {#- An incremental run: the affected left keys' new results, compared with their stored ones. -#}
+    {% set value_names = plan.outputs | map(attribute='name') | reject('in', plan.left_keys) | list %}
+    {% set first_key = joinery.quote_identifier(plan.left_keys[0]) %}
+    {% set incremental_sql %}
+    with
+
+    {{ joinery.fk_join_affected_ctes(left, right, plan) }},
+
+    left_state as (
+        select * from affected_left
+        where not _joinery_tombstone
+    ),
+
+    right_state as (
+        select * from {{ right }}
+        where not _joinery_tombstone
+    ),
+
+    recomputed as (
+        select
+            {{ joinery.fk_join_select_list(plan.outputs) | join(',\n            ') }}
+        from left_state
+        {{ plan.join_type }} join right_state
+            on {{ joinery.fk_join_key_match(plan.foreign_keys, plan.right_keys, 'left_state', 'right_state') }}
+    ),
+
+    previous_affected as (
+        select previous_result.*
+        from previous_result
+        left semi join affected_left
+            on {{ joinery.fk_join_key_match(plan.left_keys, plan.left_keys, 'previous_result', 'affected_left') }}
+    )
+
+    {#- One full join of the new and the stored results of the affected keys gives both kinds of
+        change: a key with no new result is a delete, and a key whose new result differs from the
+        stored one (or has none stored) an upsert. Rows whose result is unchanged are not emitted: an
+        unchanged re-publish changes nothing, and a re-run over changes already applied yields no
+        row at all. One join rather than an upsert branch and a delete branch: Spark inlines a CTE
+        at each use, so two branches computed the affected keys four times and read the stored
+        result twice (the benchmark's incremental changes took 1.7x as long). A delete's value
+        columns are NULL: joinery_upsert reads only its key. -#}
+    select
+        {{ joinery.fk_join_output_columns(plan) | join(',\n        ') }},
+        recomputed._joinery_left_changed_at,
+        recomputed._joinery_right_changed_at,
+        recomputed.{{ first_key }} is null as {{ joinery.quote_identifier(joinery.upsert_marker_column()) }}
+    from recomputed
+    full join previous_affected
+        on {{ joinery.fk_join_key_match(plan.left_keys, plan.left_keys, 'previous_affected', 'recomputed') }}
+    where
+        recomputed.{{ first_key }} is null
+        or previous_affected.{{ first_key }} is null
+        {% for name in value_names -%}
+        or not ({{ joinery.same_value_sql('recomputed.' ~ joinery.quote_identifier(name),
+            'previous_affected.' ~ joinery.quote_identifier(name), plan.value_types[name]) }})
+        {% endfor %}
+    {%- endset %}
+    {{ return(incremental_sql) }}
+{% endmacro %}
+
+
+{% macro fk_join_output_columns(plan) %}
     {#- The incremental run's columns: a key from whichever side has it, the rest from the new result. -#}
     {% set output_columns = [] %}
-    {% for output in outputs %}
+    {% for output in plan.outputs %}
         {% set quoted = joinery.quote_identifier(output.name) %}
-        {% if output.name in left_keys %}
+        {% if output.name in plan.left_keys %}
             {% do output_columns.append('coalesce(recomputed.' ~ quoted ~ ', previous_affected.' ~ quoted ~ ') as '
                 ~ quoted) %}
         {% else %}
             {% do output_columns.append('recomputed.' ~ quoted) %}
         {% endif %}
     {% endfor %}
-    {% set first_key = joinery.quote_identifier(left_keys[0]) %}
+    {{ return(output_columns) }}
+{% endmacro %}
 
-    {#- Incremental. Each result row keeps the arrival (`_joinery_changed_at`) of the left and right
+
+{% macro fk_join_affected_ctes(left, right, plan) %}
+    {#- The stored result, its two watermarks, and the left state rows whose result may have changed
+        since (affected_left), as CTEs for fk_join_incremental_sql.
+        Each result row keeps the arrival (`_joinery_changed_at`) of the left and right
         state versions it was computed from; a side's watermark is the greatest of those. It never
         passes a state change the result has not consumed (every stored value came from a state
         read in an earlier run), so state rows above it are the changes to apply, plus possibly
@@ -126,8 +230,7 @@
         re-publishes, right rows nobody references) the watermark stays and they are read again
         next run, which emits nothing again. A NULL `_joinery_changed_at` (a state built without
         `loaded_at`) counts as changed on every run. -#}
-    {% set incremental_sql %}
-    with
+    {% set affected_ctes -%}
 
     previous_result as (
         select * from {{ this }}
@@ -141,7 +244,7 @@
     ),
 
     right_changes as (
-        select distinct {{ joinery.quoted_column_list(right_keys, 'right_state') }}
+        select distinct {{ joinery.quoted_column_list(plan.right_keys, 'right_state') }}
         from {{ right }} as right_state
         cross join watermark
         where
@@ -158,64 +261,15 @@
         from {{ left }} as left_state
         cross join watermark
         left join right_changes
-            on {{ joinery.fk_join_key_match(foreign_keys, right_keys, 'left_state', 'right_changes') }}
+            on {{ joinery.fk_join_key_match(plan.foreign_keys, plan.right_keys, 'left_state', 'right_changes') }}
         where
             watermark.left_watermark is null
             or left_state._joinery_changed_at is null
             or left_state._joinery_changed_at > watermark.left_watermark
-            or right_changes.{{ joinery.quote_identifier(right_keys[0]) }} is not null
-    ),
-
-    left_state as (
-        select * from affected_left
-        where not _joinery_tombstone
-    ),
-
-    right_state as (
-        select * from {{ right }}
-        where not _joinery_tombstone
-    ),
-
-    recomputed as (
-        select
-            {{ select_list | join(',\n            ') }}
-        from left_state
-        {{ join_type }} join right_state
-            on {{ join_condition }}
-    ),
-
-    previous_affected as (
-        select previous_result.*
-        from previous_result
-        left semi join affected_left
-            on {{ joinery.fk_join_key_match(left_keys, left_keys, 'previous_result', 'affected_left') }}
+            or right_changes.{{ joinery.quote_identifier(plan.right_keys[0]) }} is not null
     )
-
-    {#- One full join of the new and the stored results of the affected keys gives both kinds of
-        change: a key with no new result is a delete, and a key whose new result differs from the
-        stored one (or has none stored) an upsert. Rows whose result is unchanged are not emitted: an
-        unchanged re-publish changes nothing, and a re-run over changes already applied yields no
-        row at all. One join rather than an upsert branch and a delete branch: Spark inlines a CTE
-        at each use, so two branches computed the affected keys four times and read the stored
-        result twice (the benchmark's incremental changes took 1.7x as long). A delete's value
-        columns are NULL: joinery_upsert reads only its key. -#}
-    select
-        {{ output_columns | join(',\n        ') }},
-        recomputed._joinery_left_changed_at,
-        recomputed._joinery_right_changed_at,
-        recomputed.{{ first_key }} is null as {{ joinery.quote_identifier(joinery.upsert_marker_column()) }}
-    from recomputed
-    full join previous_affected
-        on {{ left_key_match }}
-    where
-        recomputed.{{ first_key }} is null
-        or previous_affected.{{ first_key }} is null
-        {% for name in value_names -%}
-        or not ({{ joinery.same_value_sql('recomputed.' ~ joinery.quote_identifier(name),
-            'previous_affected.' ~ joinery.quote_identifier(name), value_types[name]) }})
-        {% endfor %}
     {%- endset %}
-    {{ return(incremental_sql) }}
+    {{ return(affected_ctes) }}
 {% endmacro %}
 
 
@@ -250,9 +304,32 @@
         {% do values.append(column.name) %}
         {% do value_types.update({column.name: column.dtype}) %}
     {% endfor %}
-    {% set key_match = joinery.fk_join_key_match(keys, keys, 'current_result', 'latest_logged') %}
-    {% set incremental = joinery.fk_join_incremental_run() %}
+    {% if joinery.fk_join_incremental_run() %}
+        {{ return(joinery.fk_join_changes_incremental_sql(result, keys, values, value_types)) }}
+    {% endif %}
+    {% set changes_sql %}
+    with
 
+    changes as (
+        select
+            {{ joinery.quoted_column_list(keys + values) }},
+            false as _joinery_tombstone
+        from {{ result }}
+    )
+
+    select
+        changes.*,
+        cast(1 as bigint) as _joinery_run
+    from changes
+    {%- endset %}
+    {{ return(changes_sql) }}
+{% endmacro %}
+
+
+{% macro fk_join_changes_incremental_sql(result, keys, values, value_types) %}
+    {#- A run after the first: the result's keys whose value differs from their newest logged value
+        (upserts), and the logged keys that have no result any more (tombstones), as run N + 1. -#}
+    {% set key_match = joinery.fk_join_key_match(keys, keys, 'current_result', 'latest_logged') %}
     {% set changes_sql %}
     with
 
@@ -261,7 +338,6 @@
         from {{ result }}
     ),
 
-    {% if incremental %}
     change_log as (
         select * from {{ this }}
     ),
@@ -322,19 +398,6 @@
         previous_run.last_run + 1 as _joinery_run
     from changes
     cross join previous_run
-    {% else %}
-    changes as (
-        select
-            *,
-            false as _joinery_tombstone
-        from current_result
-    )
-
-    select
-        changes.*,
-        cast(1 as bigint) as _joinery_run
-    from changes
-    {% endif %}
     {%- endset %}
     {{ return(changes_sql) }}
 {% endmacro %}

@@ -6,10 +6,51 @@
 {% macro multi_join_plan(inputs, keys, join_type='inner', required=none, select=none, rename=none, drop=none,
                          qualify=false, hints=none, full_join_plan='chain', null_keys='distinct',
                          macro_name='multi_join') %}
-    {% set join_types = ['inner', 'left', 'right', 'full', 'outer', 'cross'] %}
-    {% set hint_names = ['broadcast', 'shuffle_hash', 'merge'] %}
+    {% set names = joinery.multi_join_check_inputs(inputs, macro_name) %}
+    {% set required_inputs = joinery.multi_join_required_inputs(names, join_type, required, macro_name) %}
+    {#- every input's columns (columns_of stops on an input that does not exist) -#}
+    {% set input_columns = {} %}
+    {% for name in names if execute %}
+        {% do input_columns.update({name: joinery.columns_of(inputs[name])}) %}
+    {% endfor %}
+    {% set key_lists = joinery.multi_join_key_lists(inputs, names, keys, join_type, input_columns, macro_name) %}
+    {% set hint_map = joinery.multi_join_check_hints(hints, names, macro_name) %}
+    {% set strategy = joinery.multi_join_strategy(join_type, required_inputs, full_join_plan, macro_name) %}
+    {% do joinery.multi_join_check_null_keys(null_keys, join_type, macro_name) %}
+    {% if strategy == 'grouped' and hint_map %}
+        {% do joinery.raise_argument_error(macro_name, 'hints', hints,
+            "full_join_plan='grouped' runs as one grouped pass with no join to hint") %}
+    {% endif %}
 
-    {#- inputs: an ordered mapping of 2+ identifiers to relations -#}
+    {% set plan = {
+        'macro_name': macro_name, 'names': names, 'relations': inputs, 'keys': key_lists,
+        'join_type': join_type, 'required': required_inputs, 'strategy': strategy,
+        'driver': required_inputs[0] if required_inputs else names[0], 'hints': hint_map,
+        'columns': input_columns, 'outputs': [], 'qualify': qualify, 'null_keys': null_keys} %}
+
+    {% if qualify is not boolean %}
+        {% do joinery.raise_argument_error(macro_name, 'qualify', qualify, 'expected true or false') %}
+    {% endif %}
+    {% if select is not none and drop is not none %}
+        {% do joinery.raise_argument_error(macro_name, 'drop', drop,
+            '`select` already lists every output column; give `select` or `drop`, not both') %}
+    {% endif %}
+    {% if rename is not none and rename is not mapping %}
+        {% do joinery.raise_argument_error(macro_name, 'rename', rename,
+            "expected a mapping of 'input.column' to a new name") %}
+    {% endif %}
+
+    {% if not execute %}
+        {{ return(plan) }}
+    {% endif %}
+
+    {% do plan.update({'outputs': joinery.multi_join_outputs(plan, select, rename, drop, qualify)}) %}
+    {{ return(plan) }}
+{% endmacro %}
+
+
+{% macro multi_join_check_inputs(inputs, macro_name) %}
+    {#- The input names, in order, once `inputs` is checked: 2+ distinct identifiers of relations. -#}
     {% if inputs is not mapping or inputs | length < 2 %}
         {% do joinery.raise_argument_error(macro_name, 'inputs',
             inputs | string if inputs is not mapping else inputs | list,
@@ -34,8 +75,14 @@
             '`join_key` is reserved: `join_key.<column>` names the join key in select, rename and drop; '
             ~ 'name the input otherwise') %}
     {% endif %}
+    {{ return(names) }}
+{% endmacro %}
 
-    {#- join_type and required -#}
+
+{% macro multi_join_required_inputs(names, join_type, required, macro_name) %}
+    {#- The inputs every output row must come from, in input order, by join_type (and `required`
+        for an outer join). -#}
+    {% set join_types = ['inner', 'left', 'right', 'full', 'outer', 'cross'] %}
     {% if join_type not in join_types %}
         {% do joinery.raise_argument_error(macro_name, 'join_type', join_type,
             'expected one of ' ~ tojson(join_types)) %}
@@ -70,14 +117,13 @@
     {% else %}
         {% set required_inputs = [] %}
     {% endif %}
+    {{ return(required_inputs) }}
+{% endmacro %}
 
-    {#- every input's columns (columns_of stops on an input that does not exist) -#}
-    {% set input_columns = {} %}
-    {% for name in names if execute %}
-        {% do input_columns.update({name: joinery.columns_of(inputs[name])}) %}
-    {% endfor %}
 
-    {#- keys: name -> list of columns, the same count for every input; none for a cross join -#}
+{% macro multi_join_key_lists(inputs, names, keys, join_type, input_columns, macro_name) %}
+    {#- {input name: [key columns]}, the same count for every input; empty for a cross join.
+        `input_columns`: each input's columns, read once by the caller (empty at parse time). -#}
     {% set key_lists = {} %}
     {% if join_type == 'cross' %}
         {% if keys %}
@@ -117,8 +163,13 @@
             {% do joinery.multi_join_check_key_types(names, key_lists, input_columns, macro_name) %}
         {% endif %}
     {% endif %}
+    {{ return(key_lists) }}
+{% endmacro %}
 
-    {#- hints: input -> broadcast | shuffle_hash | merge -#}
+
+{% macro multi_join_check_hints(hints, names, macro_name) %}
+    {#- {input name: broadcast | shuffle_hash | merge}, checked; empty without hints. -#}
+    {% set hint_names = ['broadcast', 'shuffle_hash', 'merge'] %}
     {% set hint_map = hints if hints is not none else {} %}
     {% if hint_map is not mapping %}
         {% do joinery.raise_argument_error(macro_name, 'hints', hints,
@@ -134,7 +185,11 @@
                 'expected one of ' ~ tojson(hint_names)) %}
         {% endif %}
     {% endfor %}
+    {{ return(hint_map) }}
+{% endmacro %}
 
+
+{% macro multi_join_strategy(join_type, required_inputs, full_join_plan, macro_name) %}
     {#- How the SQL is built. With a required input: a chain of joins from the first required input
         (every join on its key, so Spark keeps that partitioning and shuffles each input once). With
         none (full): chained full joins, each on the key coalesced over the inputs before it, which
@@ -155,36 +210,7 @@
     {% else %}
         {% set strategy = 'full_chain' %}
     {% endif %}
-    {% do joinery.multi_join_check_null_keys(null_keys, join_type, macro_name) %}
-    {% if strategy == 'grouped' and hint_map %}
-        {% do joinery.raise_argument_error(macro_name, 'hints', hints,
-            "full_join_plan='grouped' runs as one grouped pass with no join to hint") %}
-    {% endif %}
-
-    {% set plan = {
-        'macro_name': macro_name, 'names': names, 'relations': inputs, 'keys': key_lists,
-        'join_type': join_type, 'required': required_inputs, 'strategy': strategy,
-        'driver': required_inputs[0] if required_inputs else names[0], 'hints': hint_map,
-        'columns': input_columns, 'outputs': [], 'qualify': qualify, 'null_keys': null_keys} %}
-
-    {% if qualify is not boolean %}
-        {% do joinery.raise_argument_error(macro_name, 'qualify', qualify, 'expected true or false') %}
-    {% endif %}
-    {% if select is not none and drop is not none %}
-        {% do joinery.raise_argument_error(macro_name, 'drop', drop,
-            '`select` already lists every output column; give `select` or `drop`, not both') %}
-    {% endif %}
-    {% if rename is not none and rename is not mapping %}
-        {% do joinery.raise_argument_error(macro_name, 'rename', rename,
-            "expected a mapping of 'input.column' to a new name") %}
-    {% endif %}
-
-    {% if not execute %}
-        {{ return(plan) }}
-    {% endif %}
-
-    {% do plan.update({'outputs': joinery.multi_join_outputs(plan, select, rename, drop, qualify)}) %}
-    {{ return(plan) }}
+    {{ return(strategy) }}
 {% endmacro %}
 
 
