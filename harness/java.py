@@ -76,10 +76,11 @@ def require_java() -> str:
     return f"Java {major} ({java})"
 
 
-# For the test suite's short-lived Sparks (its Thrift servers, the crash trials, the benchmark smoke
-# run), which run many small, different statements: the quick (C1) JIT alone, with room in the code
-# cache so that it does not keep sweeping: the optimizing (C2) compiler costs such a JVM more CPU than
-# it saves (benchmarks/optimizations.md, "The test suite"). Not for real workloads.
+# For the test suite's short-lived Sparks (the crash trials, the cluster module, the lint's compile),
+# which run many small, different statements for a few minutes: the quick (C1) JIT alone, with room
+# in the code cache so that it does not keep sweeping: the optimizing (C2) compiler costs such a JVM
+# more CPU than it saves (benchmarks/optimizations.md, "The test suite"). Not for real workloads,
+# nor for the suite's Thrift servers and the benchmark smoke run, which live for the whole run.
 QUICK_JIT = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=512m"
 # For Sparks whose metastore is thrown away after the run (the pytest fixture's Thrift server, the
 # benchmark smoke run): Derby does not force its log to disk at each commit, as Hive's own tests do
@@ -173,7 +174,7 @@ def spark_java_options() -> str:
 
 def short_lived_java_options() -> str:
     """JOINERY_JAVA_OPTIONS for the test suite's short-lived Sparks started in subprocesses (crash
-    trials, the benchmark smoke run): spark_java_options() with QUICK_JIT."""
+    trials, the lint's compile of the examples): spark_java_options() with QUICK_JIT."""
     return f"{spark_java_options()} {QUICK_JIT}"
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from harness.dbt import REPO_ROOT, DbtProject
-from harness.java import QUICK_JIT, THROWAWAY_METASTORE
+from harness.java import THROWAWAY_METASTORE
 from harness.sql import SparkSql
 from harness.thrift_server import ThriftServer, free_port
 
@@ -32,22 +32,27 @@ from harness.thrift_server import ThriftServer, free_port
 # them ending the run alone (pytest-xdist keeps this order with --no-loadscope-reorder). The order
 # follows the modules' times in a full `make test` (benchmarks/optimizations.md, "The test suite").
 SLOWEST_FIRST = [
-    "test_examples_other_formats",
+    "test_benchmarks_smoke",
     "test_fk_join",
     "test_fk_join_property",
     "test_upsert",
-    "test_benchmarks_smoke",
     "test_crash_safety",
+    "test_examples_other_formats",
     "test_cluster",
     "test_compaction_property",
     "test_compaction",
+    "test_bad_inputs",
     "test_idempotence",
     "test_upsert_delta",
-    "test_bad_inputs",
     "test_packaging",
     "test_iceberg",
     "test_multi_join",
 ]
+
+# The tests' data is a few hundred rows: generating and compiling Java for each projection costs more
+# than interpreting it (Delta's log state has deeply nested types, generated afresh for every scan).
+# Spark's own tests run both modes and expect the same results; whole-stage codegen stays on.
+SMALL_DATA_CONF = {"spark.sql.codegen.factoryMode": "NO_CODEGEN"}
 
 
 def pytest_collection_modifyitems(items):
@@ -67,10 +72,12 @@ def thrift_server(tmp_path_factory):
     server = ThriftServer(
         tmp_path_factory.mktemp("thrift"),
         free_port(),
-        java_options=f"{QUICK_JIT} {THROWAWAY_METASTORE}",
+        # The full JIT, not QUICK_JIT: this server lives for the whole run, long enough for the
+        # optimizing compiler to pay for itself (benchmarks/optimizations.md, "The test suite").
+        java_options=THROWAWAY_METASTORE,
         # ANSI off by the server's default, as on a cluster that leaves it off: only the sessions'
         # own settings (the profile's, harness/sql.py's) turn it on, so tests see if one does not.
-        extra_conf={"spark.sql.ansi.enabled": "false"},
+        extra_conf={"spark.sql.ansi.enabled": "false", **SMALL_DATA_CONF},
     )
     try:
         server.start(timeout=float(os.environ.get("JOINERY_THRIFT_TIMEOUT", "240")))

@@ -20,7 +20,7 @@ import pytest
 
 from benchmarks.cases import CASES
 from harness.dbt import REPO_ROOT
-from harness.java import THROWAWAY_METASTORE, short_lived_java_options
+from harness.java import THROWAWAY_METASTORE, spark_java_options
 
 EXPECTED_KEYS = {"case", "sizes", "repeats", "median_seconds", "seconds", "ratios", "bars", "checks", "pass", "plan"}
 BAR_KEYS = {"name", "ratio", "limit", "pass"}
@@ -36,7 +36,8 @@ def tiny_run(tmp_path_factory):
         **os.environ,
         "JOINERY_BENCH_DIR": str(work_dir),
         "JOINERY_BENCH_DRIVER_MEMORY": "1g",
-        "JOINERY_JAVA_OPTIONS": f"{short_lived_java_options()} {THROWAWAY_METASTORE}",
+        # The full JIT (not QUICK_JIT): one JVM runs every case, for many minutes.
+        "JOINERY_JAVA_OPTIONS": f"{spark_java_options()} {THROWAWAY_METASTORE}",
     }
     completed = subprocess.run(
         # One format for the dbt-run cases: delta's has every variant but parquet's copy floor (the

@@ -121,8 +121,19 @@
     {% set join_sql %}
     with
 
+    {{ joinery.fk_join_live_state_ctes(left, right) }}
+
+    {{ joinery.fk_join_live_join_sql(plan) }}
+    {%- endset %}
+    {{ return(join_sql) }}
+{% endmacro %}
+
+
+{% macro fk_join_live_state_ctes(left_rows, right) %}
+    {#- The CTEs left_state and right_state: the rows of `left_rows` (the left state, or the CTE of
+        its affected rows) and of the right state that are not tombstones. -#}
     left_state as (
-        select * from {{ left }}
+        select * from {{ left_rows }}
         where not _joinery_tombstone
     ),
 
@@ -130,15 +141,18 @@
         select * from {{ right }}
         where not _joinery_tombstone
     )
+{%- endmacro %}
 
+
+{% macro fk_join_live_join_sql(plan) %}
+    {#- The join of left_state and right_state, one row per result with the plan's outputs: the
+        whole first run, and the recomputed results of an incremental one. -#}
     select
         {{ joinery.fk_join_select_list(plan.outputs) | join(',\n        ') }}
     from left_state
     {{ plan.join_type }} join right_state
         on {{ joinery.fk_join_key_match(plan.foreign_keys, plan.right_keys, 'left_state', 'right_state') }}
-    {%- endset %}
-    {{ return(join_sql) }}
-{% endmacro %}
+{%- endmacro %}
 
 
 {% macro fk_join_incremental_sql(left, right, plan) %}
@@ -150,22 +164,10 @@
 
     {{ joinery.fk_join_affected_ctes(left, right, plan) }},
 
-    left_state as (
-        select * from affected_left
-        where not _joinery_tombstone
-    ),
-
-    right_state as (
-        select * from {{ right }}
-        where not _joinery_tombstone
-    ),
+    {{ joinery.fk_join_live_state_ctes('affected_left', right) }},
 
     recomputed as (
-        select
-            {{ joinery.fk_join_select_list(plan.outputs) | join(',\n            ') }}
-        from left_state
-        {{ plan.join_type }} join right_state
-            on {{ joinery.fk_join_key_match(plan.foreign_keys, plan.right_keys, 'left_state', 'right_state') }}
+        {{ joinery.fk_join_live_join_sql(plan) | indent(4) }}
     ),
 
     previous_affected as (
