@@ -125,43 +125,10 @@
         With null_keys='distinct' a row with a NULL in its key matches nothing: it gets a group of its
         own. With 'equal', GROUP BY already puts NULL key parts together. -#}
     {% set n_keys = plan['keys'][plan.names[0]] | length %}
-    {#- each input carries only the columns the output needs, as struct fields c0, c1, ... -#}
-    {% set fields = {} %}
-    {% for name in plan.names %}
-        {% set own = [] %}
-        {% for item in plan.outputs if item.input == name and item.key_index is none and item.column not in own %}
-            {% do own.append(item.column) %}
-        {% endfor %}
-        {% do fields.update({name: own}) %}
-    {% endfor %}
-
+    {% set fields = joinery.multi_join_grouped_fields(plan) %}
     {% set branches = [] %}
     {% for name in plan.names %}
-        {% set position = loop.index0 %}
-        {% set alias = joinery.multi_join_alias(name) %}
-        {% set items = [] %}
-        {% set null_checks = [] %}
-        {% for key in plan['keys'][name] %}
-            {% do items.append(alias ~ '.' ~ joinery.quote_identifier(key) ~ ' as `joinery_key_' ~ loop.index0 ~ '`') %}
-            {% do null_checks.append(alias ~ '.' ~ joinery.quote_identifier(key) ~ ' is null') %}
-        {% endfor %}
-        {% if plan.null_keys == 'distinct' %}
-            {% do items.append('case when ' ~ null_checks | join(' or ') ~ ' then named_struct(\'input\', ' ~ position
-                ~ ', \'row\', monotonically_increasing_id()) end as `joinery_null_key`') %}
-        {% endif %}
-        {% for other in plan.names %}
-            {% if other == name %}
-                {% set struct_fields = ["'present', true"] %}
-                {% for column in fields[name] %}
-                    {% do struct_fields.append("'c" ~ loop.index0 ~ "', " ~ alias ~ '.' ~ joinery.quote_identifier(column)) %}
-                {% endfor %}
-                {% do items.append('named_struct(' ~ struct_fields | join(', ') ~ ') as `joinery_row_' ~ loop.index0 ~ '`') %}
-            {% else %}
-                {% do items.append('null as `joinery_row_' ~ loop.index0 ~ '`') %}
-            {% endif %}
-        {% endfor %}
-        {% do branches.append('    select\n        ' ~ items | join(',\n        ') ~ '\n    from '
-            ~ plan.relations[name] ~ ' as ' ~ alias) %}
+        {% do branches.append(joinery.multi_join_tagged_branch(plan, name, fields)) %}
     {% endfor %}
 
     {% set group_keys = [] %}
@@ -205,4 +172,50 @@
         'from joinery_grouped',
         explodes | join('\n')] | join('\n') %}
     {{ return(sql | trim) }}
+{% endmacro %}
+
+{% macro multi_join_grouped_fields(plan) %}
+    {#- Per input, the columns the output needs from it besides the key: in the grouped join each
+        input's row travels as a struct of these, fields c0, c1, ... in this order. -#}
+    {% set fields = {} %}
+    {% for name in plan.names %}
+        {% set own = [] %}
+        {% for item in plan.outputs if item.input == name and item.key_index is none and item.column not in own %}
+            {% do own.append(item.column) %}
+        {% endfor %}
+        {% do fields.update({name: own}) %}
+    {% endfor %}
+    {{ return(fields) }}
+{% endmacro %}
+
+
+{% macro multi_join_tagged_branch(plan, name, fields) %}
+    {#- One input's branch of joinery_tagged: its key as joinery_key_<i>, its row as the struct
+        joinery_row_<its position> and NULL for every other input's row; with null_keys='distinct',
+        a key with a NULL part gets a group of its own (joinery_null_key). -#}
+    {% set position = plan.names.index(name) %}
+    {% set alias = joinery.multi_join_alias(name) %}
+    {% set items = [] %}
+    {% set null_checks = [] %}
+    {% for key in plan['keys'][name] %}
+        {% do items.append(alias ~ '.' ~ joinery.quote_identifier(key) ~ ' as `joinery_key_' ~ loop.index0 ~ '`') %}
+        {% do null_checks.append(alias ~ '.' ~ joinery.quote_identifier(key) ~ ' is null') %}
+    {% endfor %}
+    {% if plan.null_keys == 'distinct' %}
+        {% do items.append('case when ' ~ null_checks | join(' or ') ~ ' then named_struct(\'input\', ' ~ position
+            ~ ', \'row\', monotonically_increasing_id()) end as `joinery_null_key`') %}
+    {% endif %}
+    {% for other in plan.names %}
+        {% if other == name %}
+            {% set struct_fields = ["'present', true"] %}
+            {% for column in fields[name] %}
+                {% do struct_fields.append("'c" ~ loop.index0 ~ "', " ~ alias ~ '.' ~ joinery.quote_identifier(column)) %}
+            {% endfor %}
+            {% do items.append('named_struct(' ~ struct_fields | join(', ') ~ ') as `joinery_row_' ~ loop.index0 ~ '`') %}
+        {% else %}
+            {% do items.append('null as `joinery_row_' ~ loop.index0 ~ '`') %}
+        {% endif %}
+    {% endfor %}
+    {% set select_sql = '    select\n        ' ~ items | join(',\n        ') %}
+    {{ return(select_sql ~ '\n    from ' ~ plan.relations[name] ~ ' as ' ~ alias) }}
 {% endmacro %}
