@@ -7,8 +7,8 @@ same plain-Python references. Two variants, each one set of vars (VARIANTS):
   namespace SCHEMA (catalog_schema_name, docs/iceberg.md); the sources they read stay in SCHEMA.
 
 The FK join examples are not here: test_fk_join_property.py runs the same four models on parquet,
-delta and iceberg, batch after batch, against the same reference (and test_fk_join.py the seeds'
-scenario on delta); here they were ten more dbt runs, the module's longest part.
+delta and iceberg, batch after batch, against the same reference, and test_fk_join.py the seeds'
+scenario on delta.
 
 Only the joinery_upsert models of each capability and the seeds they read are built. One schema of
 sources and one sequence of landings feed both variants; after each landing, each variant has its

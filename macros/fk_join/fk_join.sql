@@ -182,9 +182,8 @@
         stored one (or has none stored) an upsert. Rows whose result is unchanged are not emitted: an
         unchanged re-publish changes nothing, and a re-run over changes already applied yields no
         row at all. One join rather than an upsert branch and a delete branch: Spark inlines a CTE
-        at each use, so two branches computed the affected keys four times and read the stored
-        result twice (the benchmark's incremental changes took 1.7x as long). A delete's value
-        columns are NULL: joinery_upsert reads only its key. -#}
+        at each use, so two branches would compute the affected keys four times and read the stored
+        result twice. A delete's value columns are NULL: joinery_upsert reads only its key. -#}
     select
         {{ joinery.fk_join_output_columns(plan) | join(',\n        ') }},
         recomputed._joinery_left_changed_at,
