@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 export JOINERY_SPARK_DIR ?= $(CURDIR)/.spark/local
 export JOINERY_JARS_DIR ?= $(CURDIR)/.spark/jars
 export DBT_PROFILES_DIR ?= $(CURDIR)/profiles
-# pytest-xdist workers of `make test`; each starts its own Thrift server (about 1.5 GB of memory).
+# pytest-xdist workers of `make test`; they share one Thrift server, started before them (6 GB of heap).
 # More workers than cores: a worker spends part of its time waiting on dbt, the metastore and process
 # starts (benchmarks/optimizations.md, "The test suite").
 TEST_WORKERS ?= 4

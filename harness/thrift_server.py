@@ -89,11 +89,13 @@ def spark_conf(home: Path, java_options: str = "") -> dict[str, str]:
 class ThriftServer:
     """One Spark Thrift server process on 127.0.0.1:port with its own home folder."""
 
+    DEFAULT_DRIVER_MEMORY = "3g"
+
     def __init__(
         self,
         home: Path,
         port: int,
-        driver_memory: str = "3g",
+        driver_memory: str = DEFAULT_DRIVER_MEMORY,
         extra_conf: dict[str, str] | None = None,
         java_options: str = "",
         master: str = "local[*]",
@@ -106,6 +108,11 @@ class ThriftServer:
         self.extra_conf = extra_conf or {}
         self.java_options = java_options
         self.process: subprocess.Popen | None = None
+
+    @property
+    def pid(self) -> int | None:
+        """The server's JVM (spark-submit execs it in its own process)."""
+        return self.process.pid if self.process is not None else read_pid(self.pid_path)
 
     @property
     def log_path(self) -> Path:
@@ -212,7 +219,7 @@ class ThriftServer:
         return True
 
     def stop(self, grace: float = 30.0) -> None:
-        pid = self.process.pid if self.process is not None else read_pid(self.pid_path)
+        pid = self.pid
         if pid is not None:
             terminate_group(pid, grace)
         if self.process is not None:

@@ -1,24 +1,30 @@
-"""The pytest harness: one Spark Thrift server for the whole session, dbt run through dbtRunner
+"""The pytest harness: one Spark Thrift server for the whole run, dbt run through dbtRunner
 against it, and tables read back over Thrift.
 
 Fixtures:
-- `thrift_server`: starts a Spark Thrift server on a free 127.0.0.1 port with a temporary warehouse
-  and metastore, waits until it answers a query, and always stops it (also when tests fail or
-  the run is interrupted).
-- `dbt`: a `harness.dbt.DbtProject` on the `thrift` target of that server (schema `joinery`;
-  pass `schema=` to `dbt.invoke` for an isolated one).
+- `thrift_server`: a Spark Thrift server on a free 127.0.0.1 port with a temporary warehouse and
+  metastore, ready once it answers a query, and always stopped (also when tests fail or the run
+  is interrupted). Under pytest-xdist the controller starts it before the workers and stops it
+  after them, and every worker uses it; without xdist the session starts its own.
+- `dbt`: a `harness.dbt.DbtProject` on the `thrift` target of that server (schema `joinery`, or
+  `joinery_<worker>` under xdist; pass `schema=` to `dbt.invoke` for an isolated one). Each module
+  keeps its tables in schemas of its own, so modules on different workers never share a table.
 - `spark`: a `harness.sql.SparkSql` connection to read rows back and land new source batches.
 - `minimal_project`: a dbt project of one model on joinery's profiles, without the joinery package
   (a test that needs it installs it), for tests of the harness, the profiles and packaging.
 
 `make test` runs the modules on four pytest-xdist workers (`-n 4 --dist loadfile`): each worker has
-its own Thrift server, warehouse and dbt target folder, and takes whole modules, slowest first.
+its own dbt target folder and Thrift sessions on the shared server, and takes whole modules,
+slowest first.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -32,20 +38,20 @@ from harness.thrift_server import ThriftServer, free_port
 # them ending the run alone (pytest-xdist keeps this order with --no-loadscope-reorder). The order
 # follows the modules' times in a full `make test` (benchmarks/optimizations.md, "The test suite").
 SLOWEST_FIRST = [
-    "test_benchmarks_smoke",
+    "test_upsert",
+    "test_examples_other_formats",
     "test_fk_join",
     "test_fk_join_property",
-    "test_upsert",
-    "test_crash_safety",
-    "test_examples_other_formats",
-    "test_cluster",
-    "test_compaction_property",
+    "test_benchmarks_smoke",
     "test_compaction",
+    "test_cluster",
+    "test_crash_safety",
+    "test_compaction_property",
     "test_bad_inputs",
     "test_idempotence",
-    "test_upsert_delta",
     "test_packaging",
     "test_iceberg",
+    "test_upsert_delta",
     "test_multi_join",
 ]
 
@@ -53,6 +59,11 @@ SLOWEST_FIRST = [
 # than interpreting it (Delta's log state has deeply nested types, generated afresh for every scan).
 # Spark's own tests run both modes and expect the same results; whole-stage codegen stays on.
 SMALL_DATA_CONF = {"spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+# The server all pytest-xdist workers share runs their modules side by side.
+SHARED_SERVER_MEMORY = "6g"
+SHARED_SERVER_INPUT = "joinery_thrift_server"
+_SHARED_SERVER = pytest.StashKey[ThriftServer]()
+_PREVIOUS_SIGTERM = pytest.StashKey[object]()
 
 
 def pytest_collection_modifyitems(items):
@@ -66,12 +77,11 @@ def _interrupt_on_sigterm(signum, frame):  # noqa: ARG001
     raise KeyboardInterrupt(f"received signal {signum}")
 
 
-@pytest.fixture(scope="session")
-def thrift_server(tmp_path_factory):
-    previous = signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
-    server = ThriftServer(
-        tmp_path_factory.mktemp("thrift"),
+def _test_server(home: Path, driver_memory: str) -> ThriftServer:
+    return ThriftServer(
+        home,
         free_port(),
+        driver_memory=driver_memory,
         # The full JIT, not QUICK_JIT: this server lives for the whole run, long enough for the
         # optimizing compiler to pay for itself (benchmarks/optimizations.md, "The test suite").
         java_options=THROWAWAY_METASTORE,
@@ -79,8 +89,71 @@ def thrift_server(tmp_path_factory):
         # own settings (the profile's, harness/sql.py's) turn it on, so tests see if one does not.
         extra_conf={"spark.sql.ansi.enabled": "false", **SMALL_DATA_CONF},
     )
+
+
+def _start(server: ThriftServer) -> None:
+    server.start(timeout=float(os.environ.get("JOINERY_THRIFT_TIMEOUT", "240")))
+
+
+def _runs_workers(config) -> bool:
+    """The pytest-xdist controller of a run with workers (not a worker, not a collect-only run)."""
+    return (
+        not hasattr(config, "workerinput")
+        and bool(getattr(config.option, "numprocesses", 0))
+        and not config.option.collectonly
+    )
+
+
+def pytest_configure(config):
+    # Under pytest-xdist, one Thrift server for all workers: each JVM compiles the same Spark and
+    # Delta code again, and that JIT work was a third of a test server's CPU (benchmarks/
+    # optimizations.md, "The test suite"). The workers keep apart by schema (`dbt` below).
+    if not _runs_workers(config):
+        return
+    config.stash[_PREVIOUS_SIGTERM] = signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
+    home = Path(tempfile.mkdtemp(prefix="joinery-thrift-"))
+    server = _test_server(home, SHARED_SERVER_MEMORY)
+    config.stash[_SHARED_SERVER] = server
+    _start(server)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    server = node.config.stash.get(_SHARED_SERVER, None)
+    if server is not None:
+        node.workerinput[SHARED_SERVER_INPUT] = {"port": server.port, "pid": server.pid, "home": str(server.home)}
+
+
+def pytest_unconfigure(config):
+    server = config.stash.get(_SHARED_SERVER, None)
+    if server is None:
+        return
     try:
-        server.start(timeout=float(os.environ.get("JOINERY_THRIFT_TIMEOUT", "240")))
+        server.stop()
+        shutil.rmtree(server.home, ignore_errors=True)
+    finally:
+        signal.signal(signal.SIGTERM, config.stash[_PREVIOUS_SIGTERM])
+
+
+@dataclass(frozen=True)
+class SharedThriftServer:
+    """A worker's view of the controller's server: where it listens and runs, not how to stop it."""
+
+    port: int
+    pid: int
+    home: Path
+
+
+@pytest.fixture(scope="session")
+def thrift_server(request, tmp_path_factory):
+    shared = getattr(request.config, "workerinput", {}).get(SHARED_SERVER_INPUT)
+    if shared is not None:
+        yield SharedThriftServer(shared["port"], shared["pid"], Path(shared["home"]))
+        return
+    previous = signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
+    server = _test_server(tmp_path_factory.mktemp("thrift"), ThriftServer.DEFAULT_DRIVER_MEMORY)
+    try:
+        _start(server)
         yield server
     finally:
         server.stop()
@@ -93,7 +166,8 @@ def dbt(thrift_server, tmp_path_factory, worker_id) -> DbtProject:
     log_path = os.environ.get("DBT_LOG_PATH") or str(REPO_ROOT / "logs" / f"pytest-{worker_id}")
     return DbtProject(
         target="thrift",
-        schema="joinery",
+        # The workers share one server: each builds its default schema's tables apart.
+        schema="joinery" if worker_id == "master" else f"joinery_{worker_id}",
         target_path=tmp_path_factory.mktemp("dbt_target"),
         env={
             "JOINERY_THRIFT_PORT": str(thrift_server.port),

@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from harness.sql import create_source, land, read_rows
 from python_tests.fk_join_reference import CUSTOMER_COLUMNS, ORDER_COLUMNS, RESULT_COLUMNS, fk_join_reference
 
-SCHEMA = "test_fk_join"
-FULL_SCHEMA = "test_fk_join_full"
+SCHEMA = "test_fk_join_property"
+FULL_SCHEMA = "test_fk_join_property_full"
 ORDERS_SOURCE = "fk_property_orders"
 CUSTOMERS_SOURCE = "fk_property_customers"
 BATCHES = 4

@@ -47,7 +47,7 @@ def test_thrift_server_maps_the_class_data_archive(thrift_server):
     archive = class_archive_path().resolve()  # /proc/<pid>/maps names the file, not a link to it
     if not archive.exists():
         pytest.skip(f"no class-data archive at {archive} (scripts/setup.sh builds it where the JVM can)")
-    maps = Path(f"/proc/{thrift_server.process.pid}/maps").read_text()
+    maps = Path(f"/proc/{thrift_server.pid}/maps").read_text()
     assert str(archive) in maps, f"the Thrift server's JVM did not map {archive}"
 
 
@@ -74,8 +74,8 @@ def test_seeds_and_example_model_read_back(dbt, spark):
         purchases = Counter(int(row["cust_id"]) for row in csv.DictReader(handle))
     expected = sorted((int(c["cust_id"]), c["cust_name"], purchases[int(c["cust_id"])]) for c in customers)
 
-    assert spark.rows("joinery.hydrator_customer_purchase_counts", order_by="cust_id") == expected
-    assert spark.rows("joinery.hydrator_customers", order_by="cust_id") == sorted(
+    assert spark.rows(f"{dbt.schema}.hydrator_customer_purchase_counts", order_by="cust_id") == expected
+    assert spark.rows(f"{dbt.schema}.hydrator_customers", order_by="cust_id") == sorted(
         (int(c["cust_id"]), c["cust_name"], c["location"]) for c in customers
     )
 
