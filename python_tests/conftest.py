@@ -105,9 +105,9 @@ def _runs_workers(config) -> bool:
 
 
 def pytest_configure(config):
-    # Under pytest-xdist, one Thrift server for all workers: each JVM compiles the same Spark and
-    # Delta code again, and that JIT work was a third of a test server's CPU (benchmarks/
-    # optimizations.md, "The test suite"). The workers keep apart by schema (`dbt` below).
+    # Under pytest-xdist, one Thrift server for all workers: a server per worker compiles the same
+    # Spark and Delta code again (benchmarks/optimizations.md, "The test suite"). The workers keep
+    # apart by schema (`dbt` below).
     if not _runs_workers(config):
         return
     config.stash[_PREVIOUS_SIGTERM] = signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
