@@ -40,6 +40,7 @@ from harness.thrift_server import ThriftServer, free_port
 SLOWEST_FIRST = [
     "test_upsert",
     "test_examples_other_formats",
+    "test_input_formats",
     "test_fk_join",
     "test_fk_join_property",
     "test_benchmarks_smoke",

@@ -83,16 +83,14 @@
 
 
 {% macro describe_as_json(relation) %}
-    {#- `describe table extended ... as json` of a table, parsed. Spark has no JSON form for a table
-        of a catalog other than spark_catalog (NOT_SUPPORTED_COMMAND_FOR_V2_TABLE): such a table is
-        described through a temporary view of it, which has the same columns. -#}
+    {#- `describe table extended ... as json` of a relation, parsed. Spark has it only for a V1 table
+        of spark_catalog: a Delta table there is a V2 table, as is every table of another catalog
+        (NOT_SUPPORTED_COMMAND_FOR_V2_TABLE). So the relation is described through a temporary view
+        of it, which has the same columns whatever the table's format or catalog: one path for all,
+        two statements. The view is named by the relation and replaced by its next use; it holds
+        no data. -#}
     {% set name = relation if relation is string else relation.render() %}
-    {% if joinery.schema_catalog(relation) is none %}
-        {{ return(fromjson(run_query('describe table extended ' ~ name ~ ' as json').columns[0].values()[0])) }}
-    {% endif %}
-    {% set view = 'joinery_describe_' ~ local_md5(name ~ invocation_id)[:8] %}
+    {% set view = 'joinery_describe_' ~ local_md5(name)[:12] %}
     {% do run_query('create or replace temporary view ' ~ view ~ ' as select * from ' ~ name) %}
-    {% set described = fromjson(run_query('describe table extended ' ~ view ~ ' as json').columns[0].values()[0]) %}
-    {% do run_query('drop view if exists ' ~ view) %}
-    {{ return(described) }}
+    {{ return(fromjson(run_query('describe table extended ' ~ view ~ ' as json').columns[0].values()[0])) }}
 {% endmacro %}

@@ -1,0 +1,3 @@
+{{ config(materialized='view') }}
+
+{{ joinery.port(ref('route_union_events'), 'a02') }}
