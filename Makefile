@@ -9,8 +9,10 @@ export DBT_PROFILES_DIR ?= $(CURDIR)/profiles
 # More workers than cores: a worker spends part of its time waiting on dbt, the metastore and process
 # starts (benchmarks/optimizations.md, "The test suite").
 TEST_WORKERS ?= 4
+CHECK_TESTS := $(addprefix python_tests/,test_macro_layout.py test_security.py test_input_formats.py \
+	test_rebuild.py test_upsert_delta.py)
 
-.PHONY: demo test setup lint thrift-start thrift-stop thrift-status cluster-start cluster-stop cluster-status bench clean
+.PHONY: demo test check setup lint thrift-start thrift-stop thrift-status cluster-start cluster-stop cluster-status bench clean
 
 ## demo: install if needed, then `dbt build` every seed, example model and test on the embedded Spark
 demo: setup
@@ -20,6 +22,14 @@ demo: setup
 test: setup
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 python_tests
 	$(MAKE) --no-print-directory lint
+
+## check: the quick tier for everyday work: ruff, sqlfluff on the SQL sources, and the tests of the
+## layout, the input formats of every capability and joinery_upsert's commit paths
+check: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/sqlfluff lint --processes 0 models macros tests integration_tests/models
+	$(PY) -m pytest -n 2 --dist loadfile $(CHECK_TESTS)
 
 setup:
 	@bash scripts/setup.sh

@@ -9,7 +9,6 @@ second time (nothing may change, not even the files).
 from __future__ import annotations
 
 import csv
-import json
 import re
 
 import pytest
@@ -22,6 +21,8 @@ SCHEMA = "test_compaction"
 SEEDS = REPO_ROOT / "seeds" / "compaction"
 LATER = "2024-02-01 00:00:00"
 LATEST = "2024-02-02 00:00:00"
+EARLIER = "2024-01-15 00:00:00"  # before every delta batch the examples' tables hold
+NEWEST = "2024-03-01 00:00:00"
 
 # model -> (snapshot seed, delta seeds, key, compact's other arguments)
 MODELS = {
@@ -159,12 +160,10 @@ def test_first_run_is_the_full_compaction(built, spark):
         columns, actual = table_rows(spark, model)
         assert columns == csv_header(expected), model
         assert sorted_rows(actual, columns) == sorted_rows(csv_rows(expected), columns)
-    # A full build cannot know the newest loaded_at before it runs; its commit stores the newest one
-    # it wrote, so the next run reads no partition of the table to find its watermark.
+    # The watermark is data: each table holds the loaded_at of every row it keeps.
     for model in MODELS:
         [(newest,)] = spark.query(f"select cast(max(loaded_at) as string) from {SCHEMA}.{model}")
         assert newest is not None, model
-        assert stored_watermark(spark, model) == newest, model
 
 
 def test_full_compaction_never_shuffles_the_snapshot(built, dbt, spark):
@@ -272,18 +271,17 @@ def test_new_batches_then_a_repeated_batch(built, dbt, spark):
 
     statements = dbt.invoke("run", "--select", *MODELS, schema=SCHEMA).statements
     assert_matches_reference(spark, data)
-    # The runs after the full builds read their watermark from the table property, not the data.
+    # Each run reads its watermark from the table's data, in one statement with the snapshot's newest
+    # loaded_at: the watermark commits with the rows, and no run stores one of its own.
     tables = "|".join(MODELS)
-    scans = [
-        sql for _, sql in statements if re.search(rf"max\(`loaded_at`\) as string\) from {SCHEMA}\.({tables})\)", sql)
-    ]
-    assert not scans, scans
-    # Each commit stores the loaded_at its run read up to, for the next run. A rebase and a run that
-    # adds a column compare a full compaction with the table: they store the newest loaded_at they
-    # selected, at least the snapshot's (rebase) or the previous watermark (new column).
     for model in MODELS:
-        newest = LATEST if model == "compaction_rebase_incremental" else LATER
-        assert stored_watermark(spark, model) == newest, model
+        probes = [
+            sql
+            for node, sql in statements
+            if node.endswith(model) and re.search(rf"max\(`loaded_at`\) as string\) from {SCHEMA}\.({tables})\)", sql)
+        ]
+        assert len(probes) == 1, (model, probes)
+    assert not [sql for _, sql in statements if "joinery.watermark" in sql]
     after = locations(spark, "compaction_partitioned_incremental")
     assert after["year=2024/month=1"] != before["year=2024/month=1"], "the touched partition was not rewritten"
     for untouched in ("year=2023/month=12", "year=2024/month=2"):
@@ -302,65 +300,39 @@ def test_new_batches_then_a_repeated_batch(built, dbt, spark):
         assert sorted_rows(rows, columns) == sorted_rows(contents[model][1], contents[model][0]), model
         assert locations(spark, model) == settled[model], f"{model} was rewritten by a run without new data"
 
-    # The next run reads new rows above the stored watermark, not above the table's newest
-    # loaded_at: with the property moved past a new batch, that batch is not read.
+    # The next run reads new rows above the table's newest loaded_at: a row stamped before it (a late
+    # batch whose loaded_at does not grow) is not read, until a full refresh reads everything.
     table = f"{SCHEMA}.compaction_simple_incremental"
-    spark.execute(
-        f"alter table {table} set tblproperties ('joinery.watermark' = "
-        f'\'{{"column": "loaded_at", "value": "{LATEST}"}}\')'
-    )
-    land("simple_delta", [{"key": "8", "value": "h", "loaded_at": "2024-02-01 12:00:00"}])
+    land("simple_delta", [{"key": "8", "value": "h", "loaded_at": "2024-01-31 12:00:00"}])
     dbt.invoke("run", "--select", "compaction_simple_incremental", schema=SCHEMA)
     assert spark.query(f"select count(*) from {table} where key = 8") == [(0,)]
     dbt.invoke("run", "--full-refresh", "--select", "compaction_simple_incremental", schema=SCHEMA)
     assert spark.query(f"select count(*) from {table} where key = 8") == [(1,)]
-    assert stored_watermark(spark, "compaction_simple_incremental") == "2024-02-01 12:00:00"
 
 
-def test_a_new_pull_that_changes_no_row_is_compared_once(built, dbt, spark):
-    # A new full pull (its newest loaded_at is not the stored one) makes a run compare the full
-    # compaction with the table. One that changes no row commits nothing; the run still stores the
-    # pull's loaded_at, so the next run does not compare it again.
+def test_a_pull_is_new_when_it_passes_the_tables_newest_loaded_at(built, dbt, spark):
+    # A full pull whose newest loaded_at passes the table's makes a run compare the full compaction
+    # with the table (a rebase). One stamped before the table's newest loaded_at is taken for one
+    # already applied (the watermark is the table's data; docs/compaction.md, "New snapshots"):
+    # nothing is compared, and only a full refresh applies it. Keys 98 and 99 are in no delta.
     model = "compaction_rebase_incremental"
     table = f"{SCHEMA}.{model}"
-    spark.execute(f"insert overwrite {SCHEMA}.compaction_rebase_snapshot select key, value, loaded_at from {table}")
-    [(newest,)] = spark.query(f"select cast(max(loaded_at) as string) from {table}")
-    before = (table_rows(spark, model), locations(spark, model))
 
-    def stored_snapshot() -> str:
-        """The snapshot's newest loaded_at the table's last commit stored, as this session writes it."""
-        [(instant,)] = spark.query(f"select cast(cast('{watermark(spark, model)['snapshot']}' as timestamp) as string)")
-        return instant
+    def keys() -> set[int]:
+        return {key for (key,) in spark.query(f"select key from {table}")}
 
     def compares_in_full() -> bool:
         statements = dbt.invoke("run", "--select", model, schema=SCHEMA).statements
         return any("snapshot_contenders" in sql for _, sql in statements)
 
-    assert stored_snapshot() != newest
-    assert compares_in_full()
-    assert (table_rows(spark, model), locations(spark, model)) == before
-    assert stored_snapshot() == newest
+    spark.execute(f"insert overwrite {SCHEMA}.compaction_rebase_snapshot select 99, 'stale', timestamp'{EARLIER}'")
     assert not compares_in_full()
-
-
-def stored_watermark(spark, model: str) -> str | None:
-    """The loaded_at a model's last commit stored (table property joinery.watermark), as this session
-    writes a timestamp. The stored text carries its UTC offset, so that a run in another session
-    time zone reads the same instant."""
-    stored = watermark(spark, model)
-    if stored is None:
-        return None
-    assert stored["column"] == "loaded_at", stored
-    assert re.search(r"\.\d{6}(Z|[+-]\d\d:\d\d)$", stored["value"]), stored
-    [(instant,)] = spark.query(f"select cast(cast('{stored['value']}' as timestamp) as string)")
-    return instant
-
-
-def watermark(spark, model: str) -> dict | None:
-    """The table property joinery.watermark of a model's table, parsed; None when empty or absent."""
-    properties = dict((row[0], row[1]) for row in spark.query(f"show tblproperties {SCHEMA}.{model}"))
-    text = properties.get("joinery.watermark") or ""
-    return json.loads(text) if text else None
+    assert 99 not in keys()
+    dbt.invoke("run", "--full-refresh", "--select", model, schema=SCHEMA)
+    assert 99 in keys()
+    spark.execute(f"insert overwrite {SCHEMA}.compaction_rebase_snapshot select 98, 'new', timestamp'{NEWEST}'")
+    assert compares_in_full()
+    assert 98 in keys() and 99 not in keys()
 
 
 def test_irreconcilable_types_name_the_column_and_each_type(dbt, spark):

@@ -5,13 +5,15 @@ batch) equals a full rebuild and equals the plain-Python reference (a dict of la
 the same data every time); each
 history owns a disjoint range of keys inside one dataset, so one short sequence of dbt runs checks
 them all: run 0 (snapshot + batch 0), run 1 (batch 1), run 2 (a new full snapshot + batch 2), run 3
-(a stale full snapshot: a pull stamped before batch 2 but published after run 2), then a run with no
-new data together with the full rebuild.
+(another full snapshot, of older content, published after run 2), then a run with no new data
+together with the full rebuild. A pull is new when its newest loaded_at passes the table's: one
+stamped before the newest delta batch the table holds is not taken for new (docs/compaction.md,
+"New snapshots"; test_compaction.py shows it and its remedy, --full-refresh).
 
 Generated: versions with NULL, equal and out-of-order timestamps, duplicate keys within a delta,
 deletes (winning and losing), versions older than a delete of their key arriving in a later batch
 than the delete (the model's tombstones keep such a key deleted), re-inserts after a delete, keys
-missing from the new snapshot, a snapshot replaced by an older pull.
+missing from the new snapshot, a snapshot replaced by a pull of older versions.
 
 The model runs on parquet, delta and iceberg (the var compaction_file_format), 120 histories on each:
 the time is the sequence of dbt runs, one per format, not the number of histories. On iceberg the
@@ -38,8 +40,8 @@ BASE = datetime(2024, 1, 1)
 SNAPSHOT_LOADED = "2024-01-31 00:00:00"
 BATCH_LOADED = ["2024-02-01 00:00:00", "2024-02-02 00:00:00", "2024-02-03 00:00:00"]
 NEW_SNAPSHOT_LOADED = BATCH_LOADED[2]
-# Older than the watermark run 2 leaves (batch 2's loaded_at): still a new pull, so run 3 rebases.
-STALE_SNAPSHOT_LOADED = BATCH_LOADED[1]
+# A pull of older versions, landed after batch 2: a new pull, so run 3 rebases.
+STALE_SNAPSHOT_LOADED = "2024-02-04 00:00:00"
 
 
 def draw_history(rng) -> dict:

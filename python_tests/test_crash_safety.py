@@ -262,7 +262,7 @@ def by_partition(rows) -> dict[int, list[tuple]]:
 
 def make_project(root: Path, changes: list[dict], compact_changes: list[dict]) -> None:
     # adapters: generate_schema_name and the relation listing of the Iceberg catalog.
-    for folder in ("adapters", "common", "materializations", "upsert", "compaction"):
+    for folder in ("adapters", "common", "joinery_upsert", "compaction"):
         shutil.copytree(REPO_ROOT / "macros" / folder, root / "macros" / folder)
     (root / "seeds").mkdir()
     for seed, rows, fields in [

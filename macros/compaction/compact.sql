@@ -71,10 +71,8 @@
         {% if not execute %}
             {{ return('select 1 as joinery_unresolved') }}
         {% endif %}
-        {#- In a joinery_upsert model, the snapshot's newest loaded_at is stored with the table, so that
-            an incremental run sees any new pull, even one stamped before the newest delta batch. -#}
-        {#- Read once, the value also supersedes the older delta rows as a literal, instead of the
-            SELECT's own scan of the snapshot for it. -#}
+        {#- The snapshot's newest loaded_at, read once, supersedes the older delta rows as a literal,
+            instead of the SELECT's own scan of the snapshot for it. -#}
         {% set snapshot_newest = none %}
         {% set superseded_sql = joinery.compaction_superseded_sql(snapshot, plan, settings) %}
         {% set loaded_entry = joinery.plan_entry(plan, loaded_at) if loaded_at is not none else none %}
@@ -84,7 +82,6 @@
             {% set superseded_sql = joinery.typed_literal(snapshot_newest, loaded_entry.type)
                 if snapshot_newest is not none else none %}
         {% endif %}
-        {% do joinery.compaction_record_watermark(loaded_at, none, derive=true, snapshot=snapshot_newest) %}
         {{ return(joinery.compaction_full_sql(snapshot, deltas, plan, settings, superseded_sql,
             with_deletes=settings.tombstones)) }}
     {% endif %}
@@ -401,8 +398,6 @@ from compacted
         {% set full_plan = joinery.compaction_plan([snapshot] + deltas, identity_names, settings, defaults, removed) %}
         {% set full_sql = joinery.compaction_full_sql(snapshot, deltas, full_plan, settings, state.snapshot_newest_sql,
             with_deletes=settings.tombstones) %}
-        {% do joinery.compaction_record_watermark(settings.loaded_at, none, derive=true, floor=state.snapshot_newest,
-            snapshot=state.snapshot_text) %}
         {{ return(joinery.compaction_diff_sql(full_sql, full_plan, target, target_names, settings, tombstones,
             rederived=true)) }}
     {% endif %}
@@ -410,8 +405,6 @@ from compacted
         {#- The table plays the snapshot; only the new delta rows are read. -#}
         {% set full_sql = joinery.compaction_full_sql(target, deltas, plan, settings, state.snapshot_newest_sql,
             state.watermark_sql, tombstones=tombstones.live if tombstones else none, with_deletes=settings.tombstones) %}
-        {% do joinery.compaction_record_watermark(settings.loaded_at, none, derive=true,
-            floor=state.watermark, snapshot=state.snapshot_text) %}
         {{ return(joinery.compaction_diff_sql(full_sql, plan, target, target_names, settings, tombstones)) }}
     {% endif %}
     {{ return(joinery.compaction_apply_deltas_sql(deltas, target, plan, settings, state, tombstones)) }}
@@ -419,41 +412,24 @@ from compacted
 
 
 {% macro compaction_snapshot_state(snapshot, target, plan, settings) %}
-    {#- Where the table stands against its sources: the watermark (raw and as a literal), the
-        snapshot's newest loaded_at (raw and as a literal), and whether the snapshot is a new full
-        pull (rebase). All none (and no rebase) without loaded_at. -#}
+    {#- Where the table stands against its sources: the watermark (the table's newest loaded_at, raw
+        and as a literal), the snapshot's newest loaded_at (raw and as a literal), and whether the
+        snapshot is a new full pull (rebase): one newer than the watermark. All none (and no rebase)
+        without loaded_at. The watermark is data in the table, so it commits with the rows; a pull
+        stamped before the newest delta batch the table holds is not taken for a new one
+        (docs/compaction.md, "New snapshots"). One statement. -#}
     {% set state = {'watermark': none, 'watermark_sql': none, 'snapshot_newest': none, 'snapshot_newest_sql': none,
-        'snapshot_text': none, 'rebase': false} %}
+        'rebase': false} %}
     {% if settings.loaded_at is none %}
         {{ return(state) }}
     {% endif %}
     {% set loaded_entry = joinery.plan_entry(plan, settings.loaded_at) %}
     {% set snapshot_loaded = joinery.find_column(joinery.column_names(snapshot), settings.loaded_at) %}
-    {#- The watermark the table's last commit stored (one metastore call), else the table's newest
-        loaded_at (a scan of every partition); with it, the snapshot's newest loaded_at that the
-        table was last built from. -#}
-    {% set stored = joinery.stored_watermark(settings.loaded_at, target) or {} %}
-    {% set stored_value = stored.get('value') %}
-    {% set stored_snapshot = stored.get('snapshot') if stored.get('snapshot') is string else none %}
-    {#- The watermark, the snapshot's newest loaded_at, whether the snapshot is newer than the
-        watermark, and whether it differs from the stored one, in the column's type: one statement. -#}
     {% set probe_sql %}
-        select
-            w,
-            s,
-            cast(s as {{ loaded_entry.type }}) > cast(w as {{ loaded_entry.type }}),
-            {% if stored_snapshot is not none -%}
-            not (cast(s as {{ loaded_entry.type }}) <=> {{ joinery.typed_literal(stored_snapshot, loaded_entry.type) }})
-            {%- else -%}
-            cast(null as boolean)
-            {%- endif %}
+        select w, s, cast(s as {{ loaded_entry.type }}) > cast(w as {{ loaded_entry.type }})
         from (
             select
-            {% if stored_value is not none %}
-            {{ joinery.sql_string(stored_value) }} as w,
-            {% else %}
             (select cast(max({{ joinery.quote_identifier(settings.loaded_at) }}) as string) from {{ target }}) as w,
-            {% endif %}
             {% if snapshot_loaded %}
             {{ joinery.compaction_snapshot_newest_sql(snapshot, snapshot_loaded, loaded_entry.type) }} as s
             {% else %}
@@ -461,20 +437,13 @@ from compacted
             {% endif %}
         )
     {% endset %}
-    {#- A stored watermark and no snapshot loaded_at leave nothing for Spark to compute. -#}
-    {% set probe = [stored_value, none, none, none] if stored_value is not none and not snapshot_loaded
-        else run_query(probe_sql).rows[0] %}
+    {% set probe = run_query(probe_sql).rows[0] %}
     {% if probe[0] is not none %}
         {% do state.update({'watermark_sql': joinery.typed_literal(probe[0], loaded_entry.type)}) %}
     {% endif %}
     {% if probe[1] is not none %}
-        {% do state.update({'snapshot_newest_sql': joinery.typed_literal(probe[1], loaded_entry.type)}) %}
-        {#- A new full pull is a snapshot whose newest loaded_at is not the one the table was built
-            from, even one stamped before the newest delta batch (a full rebuild applies it too).
-            A table whose commit stored none (built by an older joinery): a snapshot newer than
-            the watermark. -#}
-        {% do state.update({'rebase': probe[3] if stored_snapshot is not none else (probe[0] is none or probe[2])}) %}
-        {% do state.update({'snapshot_text': probe[1]}) %}
+        {% do state.update({'snapshot_newest_sql': joinery.typed_literal(probe[1], loaded_entry.type),
+            'rebase': probe[0] is none or probe[2]}) %}
     {% endif %}
     {% do state.update({'watermark': probe[0], 'snapshot_newest': probe[1]}) %}
     {{ return(state) }}
@@ -486,7 +455,7 @@ from compacted
         version already in the table yields nothing, so applying a delta twice changes nothing. -#}
     {% set delta_ctes = joinery.compaction_delta_ctes(deltas, plan, settings, state.snapshot_newest_sql,
         state.watermark_sql, tombstones=tombstones.live if tombstones else none) %}
-    {% set new_rows = joinery.compaction_new_rows(delta_ctes, plan, settings, state.watermark_sql, 't') %}
+    {% set new_rows = joinery.compaction_new_rows(delta_ctes, plan, settings, 't') %}
     {% set touched_sql = new_rows.touched %}
     {% set names = plan | map(attribute='name') | list %}
     {% set identical = [] %}
@@ -494,7 +463,6 @@ from compacted
         {% do identical.append(joinery.same_value_sql('w.' ~ joinery.quote_identifier(entry.name),
             'm.' ~ joinery.quote_identifier(entry.name), entry.type)) %}
     {% endfor %}
-    {% do joinery.compaction_record_watermark(settings.loaded_at, new_rows.watermark, snapshot=state.snapshot_text) %}
     {% set incremental_sql %}
 with
 
@@ -547,53 +515,26 @@ union all
 {% endmacro %}
 
 
-{% macro compaction_new_rows(delta_ctes, plan, settings, watermark_sql, alias) %}
-    {#- What an incremental run's new delta rows are, from one pass over them:
-        - touched: on a partitioned model, a literal predicate on `alias` that keeps the table's
-          partitions the new rows fall in (`false` for none; none when unpartitioned). Spark prunes
-          a literal predicate before listing files; the run-time (dynamic) pruning that the `=` on
-          partition columns allows is dropped when Spark cannot reuse the broadcast, and the
-          benchmark found it dropped here: every partition of the table was read.
-        - watermark: with loaded_at, the greater of the old watermark and the new rows' newest
-          loaded_at, as a string (none when both are NULL): what the commit stores for the next run. -#}
-    {% set columns = settings.get('equal_columns', []) %}
+{% macro compaction_new_rows(delta_ctes, plan, settings, alias) %}
+    {#- On a partitioned model, a literal predicate on `alias` that keeps the table's partitions an
+        incremental run's new delta rows fall in (`false` for none), from one pass over them; none
+        unpartitioned (no statement). Spark prunes a literal predicate before listing files; the
+        run-time (dynamic) pruning that the `=` on partition columns allows is dropped when Spark
+        cannot reuse the broadcast, and the benchmark found it dropped here: every partition of the
+        table was read. -#}
     {% set partition_columns = [] %}
-    {% for column in columns %}
+    {% for column in settings.get('equal_columns', []) %}
         {% do partition_columns.append(joinery.plan_entry(plan, column)) %}
     {% endfor %}
+    {% if not partition_columns %}
+        {{ return({'touched': none}) }}
+    {% endif %}
     {% set rows_sql = 'with\n' ~ delta_ctes ~ '\nselect * from delta_rows' %}
-    {% if not partition_columns and settings.loaded_at is none %}
-        {{ return({'touched': none, 'watermark': none}) }}
-    {% endif %}
-    {#- One pass over the new rows: per partition (or in all, unpartitioned) their newest loaded_at. -#}
     {% set names = partition_columns | map(attribute='name') | list %}
-    {% set newest = ('max(' ~ joinery.quote_identifier(settings.loaded_at) ~ ')'
-        if settings.loaded_at is not none else 'null') ~ ' as joinery_newest' %}
-    {% set facts_sql = 'select\n    '
-        ~ (joinery.partition_list_sql(names) if names else 'null') ~ ',\n    '
-        ~ (joinery.watermark_text_sql('greatest(' ~ (watermark_sql or 'null') ~ ', max(joinery_newest))',
-            joinery.plan_entry(plan, settings.loaded_at).type) if settings.loaded_at is not none else 'null')
-        ~ '\nfrom (\n' ~ joinery.partition_rollup_sql(rows_sql, names, [newest]) ~ '\n)' %}
-    {% set row = run_query(facts_sql).rows[0] %}
-    {% set touched = none %}
-    {% if partition_columns %}
-        {% set touched = joinery.partition_predicate(partition_columns,
-            joinery.parse_partition_values(row[0]), alias) %}
-    {% endif %}
-    {{ return({'touched': touched, 'watermark': row[1]}) }}
-{% endmacro %}
-
-
-{% macro compaction_record_watermark(column, value, derive=false, floor=none, snapshot=none) %}
-    {#- Records (joinery.record_watermark) the watermark this SELECT reads up to, for the commit to
-        store with the rows; nothing without loaded_at. `derive`: a full compaction, whose value the
-        commit takes from the rows it writes. `snapshot`: the snapshot's newest loaded_at this SELECT
-        compacts (compaction_snapshot_newest_sql), stored beside it so that the next run knows a new
-        pull when it sees one. -#}
-    {% if column is not none %}
-        {% do joinery.record_watermark(column, value, derive=derive, floor=floor,
-            fields={'snapshot': snapshot} if snapshot is not none else {}) %}
-    {% endif %}
+    {% set facts_sql = 'select ' ~ joinery.partition_list_sql(names) ~ '\nfrom (\n'
+        ~ joinery.partition_rollup_sql(rows_sql, names, ['count(*) as joinery_rows']) ~ '\n)' %}
+    {{ return({'touched': joinery.partition_predicate(partition_columns,
+        joinery.parse_partition_values(run_query(facts_sql).rows[0][0]), alias)}) }}
 {% endmacro %}
 
 

@@ -18,10 +18,13 @@
     {% if not plan %}
         {{ return('select 1 as joinery_unresolved') }}
     {% endif %}
-    {% if joinery.fk_join_incremental_run() %}
-        {{ return(joinery.fk_join_incremental_sql(left, right, plan)) }}
+    {% if not joinery.fk_join_incremental_run() %}
+        {{ return(joinery.fk_join_full_sql(left, right, plan)) }}
+    {% elif config.get('materialized') == 'joinery_upsert'
+            and (config.get('file_format') or '') | lower == 'delta' %}
+        {{ return(joinery.fk_join_affected_sql(left, right, plan)) }}
     {% endif %}
-    {{ return(joinery.fk_join_full_sql(left, right, plan)) }}
+    {{ return(joinery.fk_join_incremental_sql(left, right, plan)) }}
 {% endmacro %}
 
 
@@ -201,6 +204,62 @@
         {% endfor %}
     {%- endset %}
     {{ return(incremental_sql) }}
+{% endmacro %}
+
+
+{% macro fk_join_affected_sql(left, right, plan) %}
+    {#- An incremental run into a delta table: the new result of every affected left key,
+        from one pass over the left state joined to the right state (each state read once, the
+        stored result only for its two watermarks). A key with no result is a delete (the model's
+        deleted_column). joinery_upsert's MERGE leaves a stored row equal to its new one as it is
+        and deletes only keys it holds, and on delta a MERGE that changes nothing commits nothing,
+        so unchanged results and deletes of absent keys cost nothing there. Other formats take
+        fk_join_incremental_sql, which emits only the results that changed (docs/fk_join.md, "What
+        a batch costs"). -#}
+    {% set right_live = 'coalesce(not right_rows._joinery_tombstone, false)' %}
+    {% set columns = [] %}
+    {% for output in plan.outputs %}
+        {% set column = joinery.quote_identifier(output.column) %}
+        {% do columns.append(('left_state.' ~ column if output.side == 'left_state' else 'if(' ~ right_live
+            ~ ', right_rows.' ~ column ~ ', null)') ~ ' as ' ~ joinery.quote_identifier(output.name)) %}
+    {% endfor %}
+    {% set affected_sql %}
+    with
+
+    watermark as (
+        select
+            max(_joinery_left_changed_at) as left_watermark,
+            max(_joinery_right_changed_at) as right_watermark
+        from {{ this }}
+    ),
+
+    right_rows as (
+        select
+            right_state.*,
+            watermark.right_watermark is null
+                or right_state._joinery_changed_at is null
+                or right_state._joinery_changed_at > watermark.right_watermark as _joinery_right_changed
+        from {{ right }} as right_state
+        cross join watermark
+    )
+
+    select
+        {{ columns | join(',\n        ') }},
+        left_state._joinery_changed_at as _joinery_left_changed_at,
+        if({{ right_live }}, right_rows._joinery_changed_at, null) as _joinery_right_changed_at,
+        left_state._joinery_tombstone{{ ' or not ' ~ right_live if plan.join_type == 'inner' else '' }}
+            as {{ joinery.quote_identifier(joinery.upsert_marker_column()) }}
+    from {{ left }} as left_state
+    cross join watermark
+    left join right_rows
+        on {{ joinery.fk_join_key_match(plan.foreign_keys, plan.right_keys, 'left_state', 'right_rows') }}
+    where
+        watermark.left_watermark is null
+        or left_state._joinery_changed_at is null
+        or left_state._joinery_changed_at > watermark.left_watermark
+        or coalesce(right_rows._joinery_right_changed, false)
+    {%- endset %}
+    {{ return(affected_sql) }}
 {% endmacro %}
 
 

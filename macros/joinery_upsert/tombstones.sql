@@ -54,33 +54,11 @@ where {{ records }} or held._joinery_held
 where {{ records }}
 {%- endif %}
     {%- endset %}
-    {% set companion_settings = {'where': settings.where ~ ' tombstones', 'unique_key': change_info['keys'],
-        'deleted_column': marker, 'partition_by': [], 'on_schema_change': 'ignore', 'tombstones': none,
-        'full_build': full_build, 'options': {},
+    {% set companion_settings = {'unique_key': change_info['keys'], 'deleted_column': marker, 'partition_by': [],
+        'on_schema_change': 'ignore', 'tombstones': none, 'rebuild_threshold': none, 'options': {},
         'file_format': settings.file_format if settings.file_format != 'hive' else 'parquet'} %}
-    {% if companion_settings.file_format in ('delta', 'iceberg') %}
-        {% do joinery.upsert_by_merge(companion, existing, sql, companion_settings) %}
-    {% else %}
-        {% do joinery.upsert_by_rewrite(companion, existing, sql, companion_settings) %}
-    {% endif %}
-{% endmacro %}
-
-
-{% macro upsert_apply_tombstones_only(target, changes, change_info, settings) %}
-    {#- An incremental rewrite whose changes are all deletes of keys the table does not hold (compact's
-        records of a delete of a deleted or unseen key, its purges of expired tombstones) changes
-        only the tombstones: they are written, and true is returned, so the table is not rewritten
-        (one scan of the table's key columns instead). -#}
-    {% if not settings.tombstones or change_info.rows == 0 or change_info.live_rows > 0 %}
-        {{ return(false) }}
-    {% endif %}
-    {% set held = run_query('select count(*) from ' ~ changes ~ ' as changed left semi join ' ~ target.render()
-        ~ ' as current on ' ~ joinery.key_match(change_info['keys'], 'changed', 'current')).rows[0][0] %}
-    {% if held > 0 %}
-        {{ return(false) }}
-    {% endif %}
-    {% do joinery.upsert_write_tombstones(target, changes, change_info, settings, false) %}
-    {{ log('joinery_upsert ' ~ target ~ ': ' ~ change_info.rows ~ ' tombstones changed, table left unchanged',
-        info=true) }}
-    {{ return(true) }}
+    {#- The companion is rebuilt whenever its table is. -#}
+    {% set mode = {'full': not incremental, 'reason': 'tombstones of a full build' if existing is not none
+        else 'first build of the tombstones'} %}
+    {% do joinery.upsert_apply(companion, existing, sql, companion_settings, mode) %}
 {% endmacro %}

@@ -18,7 +18,7 @@
     {% set metrics_table = this.incorporate(path={'schema': schema or this.schema, 'identifier': 'joinery_metrics'}) %}
     {% do run_query(joinery.metrics_table_ddl(metrics_table)) %}
 
-    {% set joins = joinery.model_state('multi_join') %}
+    {% set joins = joinery.metric_joins() %}
     {% set measures = [] %}
     {% if joins %}
         {% for join in joins %}
@@ -57,6 +57,21 @@
         '    ' ~ measures | join('\n    union all\n    '),
         ') as joinery_measures'] | join('\n') %}
     {{ return(sql) }}
+{% endmacro %}
+
+
+{% macro metric_joins() %}
+    {#- The joins multi_join planned for this model (joinery.node_state). A post-hook runs in the
+        node's run, after its compile: the model is rendered once more there (its introspection
+        statements again, nothing written) so that multi_join records them; [] for a model without
+        multi_join. -#}
+    {% set joins = joinery.node_state('multi_join') %}
+    {% if joins is none %}
+        {% do render(model.raw_code) %}
+        {% set joins = joinery.node_state('multi_join') or [] %}
+        {% do joinery.set_node_state('multi_join', joins) %}
+    {% endif %}
+    {{ return(joins) }}
 {% endmacro %}
 
 

@@ -28,15 +28,16 @@
 
 
 {% macro multi_join_record(plan) %}
-    {#- Records the join's inputs (resolved relations), keys, required inputs and null_keys for this
-        model's run (joinery.record_model_state), so that `record_metrics()` in a post-hook counts
-        them without being told again. -#}
+    {#- Records the join's inputs (resolved relations), keys, required inputs and null_keys in this
+        node's state (joinery.set_node_state), so that `record_metrics()` in a post-hook counts them
+        without being told again. -#}
     {% set spec = {'join_type': plan.join_type, 'required': plan.required, 'null_keys': plan.null_keys, 'inputs': []} %}
     {% for name in plan.names %}
         {% do spec.inputs.append({'name': name, 'relation': plan.relations[name] | string,
                                   'keys': plan['keys'][name] or []}) %}
     {% endfor %}
-    {% do joinery.record_model_state('multi_join', spec) %}
+    {% set joins = joinery.node_state('multi_join') or [] %}
+    {% do joinery.set_node_state('multi_join', joins + [spec]) %}
 {% endmacro %}
 
 

@@ -1,32 +1,16 @@
 {#- What model authors call in a joinery_upsert model: whether this run is incremental, and the
-    watermark of rows already applied. -#}
+    watermark of rows already applied (data in the table, so it commits with the rows). -#}
 
 {% macro is_incremental() %}
     {{ return(adapter.dispatch('is_incremental', 'joinery')()) }}
 {% endmacro %}
 
 {% macro default__is_incremental() %}
-    {#- True when this joinery_upsert model's table exists as a table built by joinery_upsert (or, for
-        a delta/iceberg model, is a table of that format) and this is not a --full-refresh: the
-        SELECT then yields only changes. -#}
-    {% if not execute or model is not mapping or model.get('resource_type') != 'model' %}
-        {{ return(false) }}
-    {% endif %}
-    {% if config.get('materialized') != 'joinery_upsert' or should_full_refresh() %}
-        {{ return(false) }}
-    {% endif %}
-    {% set relation = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) %}
-    {% if relation is none or not relation.is_table %}
-        {{ return(false) }}
-    {% endif %}
-    {% set file_format = (config.get('file_format') or 'parquet') | lower %}
-    {% if file_format in ('delta', 'iceberg') %}
-        {#- Only a table of that format is merged into; another (a parquet table switched to delta) is
-            rebuilt from the full SELECT. -#}
-        {{ return(joinery.relation_provider(relation) == file_format) }}
-    {% endif %}
-    {#- A parquet/Hive table joinery did not build is rebuilt from the full SELECT on the first run. -#}
-    {{ return('joinery.root' in joinery.table_properties(relation.render())) }}
+    {#- True when this run applies changes to the model's existing table, so its SELECT yields only
+        changed rows; false on a first build, a --full-refresh, for a table joinery cannot merge into
+        (another format, one it did not build), and when the run rebuilds because rebuilding costs
+        less (config rebuild_threshold). The one decision is joinery.upsert_build_mode. -#}
+    {{ return(not joinery.upsert_build_mode().full) }}
 {% endmacro %}
 
 
@@ -49,7 +33,7 @@
 
 {% macro watermark_subquery(column, fallback) %}
     {#- `(select coalesce(max(column), fallback) from this)`, for callers that already know the run
-        is incremental (each is_incremental() is a `show tblproperties`). -#}
+        is incremental. -#}
     {{ return('(select coalesce(max(' ~ joinery.quote_identifier(column) ~ '), ' ~ fallback ~ ') from '
         ~ this ~ ')') }}
 {% endmacro %}
@@ -73,46 +57,4 @@
     {#- Not previous_max, which would ask is_incremental() a second time. -#}
     {{ return('coalesce(' ~ joinery.sql_expression(source_column) ~ ' > ' ~ joinery.watermark_subquery(stored, 'null')
         ~ ', true)') }}
-{% endmacro %}
-
-
-{% macro upsert_merge_sql(target, source, unique_key, columns, deleted_column=none, target_filter=none) %}
-    {{ return(adapter.dispatch('upsert_merge_sql', 'joinery')(target, source, unique_key, columns, deleted_column,
-        target_filter)) }}
-{% endmacro %}
-
-{% macro default__upsert_merge_sql(target, source, unique_key, columns, deleted_column=none, target_filter=none) %}
-    {#- The MERGE joinery_upsert runs on delta/iceberg tables: delete matched keys whose marker is
-        true, update the other matched keys, insert new keys that are not deletes. Columns are listed
-        (not `*`) because the source also has the delete marker, which is not stored. `target_filter`
-        (a condition on `target.`, e.g. its partitions the changes fall in) joins the ON clause, so
-        that the MERGE reads only the files it can match. -#}
-    {% set keys = joinery.as_list(unique_key, 'unique_key', 'upsert_merge_sql') %}
-    {% set names = joinery.as_list(columns, 'columns', 'upsert_merge_sql') %}
-    {% set deleted = 'coalesce(source.' ~ joinery.quote_identifier(deleted_column)
-        ~ ', false)' if deleted_column else 'false' %}
-    {% set on = [] %}
-    {% for key in keys %}
-        {% do on.append('target.' ~ joinery.quote_identifier(key) ~ ' <=> source.' ~ joinery.quote_identifier(key)) %}
-    {% endfor %}
-    {% set updates = [] %}
-    {% for name in names if name not in keys %}
-        {% do updates.append('target.' ~ joinery.quote_identifier(name) ~ ' = source.'
-            ~ joinery.quote_identifier(name)) %}
-    {% endfor %}
-    {% set merge %}
-merge into {{ target }} as target
-using {{ source }} as source
-on {{ on | join(' and ') }}
-{%- if target_filter %}
-    and {{ target_filter }}
-{%- endif %}
-when matched and {{ deleted }} then delete
-{%- if updates %}
-when matched then update set {{ updates | join(', ') }}
-{%- endif %}
-when not matched and not {{ deleted }} then insert ({{ joinery.quoted_column_list(names) }})
-    values ({{ joinery.quoted_column_list(names, 'source') }})
-    {%- endset %}
-    {{ return(merge) }}
 {% endmacro %}

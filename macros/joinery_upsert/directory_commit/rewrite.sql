@@ -2,56 +2,77 @@
     through a staging table, checked (verify.sql), then committed by metastore calls (journal.sql).
     docs/upsert.md ("Crash safety, step by step") names the macro of each step. -#}
 
-{% macro upsert_by_rewrite(target, existing, sql, settings) %}
-    {% set table = joinery.upsert_read_table(target, existing, settings) %}
+{% macro upsert_rewrite_prepare(target, existing, sql, settings, mode, properties=none) %}
+    {#- Everything before the commit: the changes staged and checked, the new version written into
+        its own directory and checked, the journal of its commit, the overlap check. {'table',
+        'changes', 'change_info', 'skip': no changed rows, 'tombstones_only', 'version', 'facts',
+        'journal', 'recreate'}. Nothing of it touches the live table. `properties`: the table's, when
+        the run read them already. -#}
+    {% set table = joinery.upsert_read_table(target, existing, settings, mode.full, properties) %}
     {% set changes = joinery.upsert_stage_changes(sql, target) %}
-    {% set recorded = joinery.recorded_watermark() %}
-    {% set newest_of = joinery.upsert_watermark_to_derive(recorded) %}
-    {% set change_info = joinery.upsert_validate_changes(changes, settings, with_partitions=not table.full_build,
-        newest_of=newest_of) %}
-    {% do table.update({'watermark': recorded if newest_of is none
-        else joinery.upsert_derived_watermark(newest_of, change_info.newest)}) %}
-    {% if not table.full_build and (change_info.rows == 0
-            or joinery.upsert_apply_tombstones_only(target, changes, change_info, settings)) %}
-        {#- Nothing changed (or only tombstones): no rewrite, no commit; the table keeps its files and location. -#}
-        {% do joinery.upsert_store_unchanged_watermark(target.render(), table.properties, table.watermark) %}
-        {% call statement('main') %}select 'joinery_upsert: no changed rows' as status{% endcall %}
-        {{ log('joinery_upsert ' ~ target ~ ': no changed rows, table left unchanged', info=true) }}
-        {% do joinery.upsert_drop_changes(changes) %}
-        {{ return(none) }}
+    {% set change_info = joinery.upsert_validate_changes(changes, settings, with_partitions=not table.full_build) %}
+    {% set prepared = {'table': table, 'changes': changes, 'change_info': change_info, 'mode': mode,
+        'skip': not table.full_build and change_info.rows == 0, 'tombstones_only': false} %}
+    {% if not prepared.skip and not table.full_build %}
+        {% do prepared.update({'tombstones_only': joinery.upsert_only_tombstones_change(target, changes,
+            change_info, settings)}) %}
+    {% endif %}
+    {% if prepared.skip or prepared.tombstones_only %}
+        {{ return(prepared) }}
     {% endif %}
     {% do table.update({'root': joinery.upsert_version_root(target, existing, table)}) %}
     {% set version = joinery.upsert_write_version(target, table, changes, change_info, settings) %}
     {% set facts = joinery.upsert_verify_version(target, version.stage, version.dir, version.plan, change_info,
         table.full_build, settings, changes) %}
     {% set recreate = existing is not none and (not table.managed or version.plan.recreate) %}
-    {% set journal = joinery.upsert_journal(target, table, version, facts, recreate) %}
+    {#- The run's time, to the commit: the commit records it (`joinery.costs`, the cost rule's). -#}
+    {% do table.update({'costs': joinery.upsert_run_costs(mode)}) %}
+    {% do prepared.update({'version': version, 'facts': facts, 'recreate': recreate,
+        'journal': joinery.upsert_journal(target, table, version, facts, recreate)}) %}
     {% if table.managed %}
         {% do joinery.upsert_check_no_overlap(target, table.root, table.properties, table.run_id, version.dir,
             changes) %}
     {% endif %}
-    {#- Before the table's commit: a tombstone whose commit fails is applied again by the next run. -#}
-    {% do joinery.upsert_write_tombstones(target, changes, change_info, settings, table.full_build) %}
-    {% do joinery.upsert_commit(target, existing, table, version, journal, recreate, settings) %}
-    {% do joinery.upsert_drop_changes(changes) %}
-    {{ log('joinery_upsert ' ~ target ~ ': ' ~ facts.summary ~ '; version ' ~ table.run_id ~ ' has ' ~ facts.written
-        ~ ' rows' ~ ((' in ' ~ facts.produced | length ~ ' rewritten partitions, ' ~ journal['drop'] | length
-            ~ ' dropped') if change_info.partition_by else ''), info=true) }}
+    {{ return(prepared) }}
 {% endmacro %}
 
 
-{% macro upsert_read_table(target, existing, settings) %}
+{% macro upsert_rewrite_commit(target, existing, settings, prepared) %}
+    {#- Commit the checked version (journal.sql), or nothing when nothing changed or only tombstones
+        did: the table then keeps its files and location. The cached changes are dropped either way. -#}
+    {% set table = prepared.table %}
+    {% if prepared.skip or prepared.tombstones_only %}
+        {% call statement('main') %}select 'joinery_upsert: no changed rows' as status{% endcall %}
+        {{ log('joinery_upsert ' ~ target ~ ': ' ~ ('no changed rows' if prepared.skip else prepared.change_info.rows
+            ~ ' tombstones changed') ~ ', table left unchanged', info=true) }}
+    {% else %}
+        {% do joinery.upsert_commit(target, existing, table, prepared.version, prepared.journal, prepared.recreate,
+            settings) %}
+        {% set facts = prepared.facts %}
+        {{ log('joinery_upsert ' ~ target ~ ': ' ~ facts.summary ~ ('' if not table.full_build else ' (' ~ prepared.mode.reason
+            ~ ')') ~ '; version ' ~ table.run_id ~ ' has ' ~ facts.written ~ ' rows' ~ ((' in ' ~ facts.produced | length
+            ~ ' rewritten partitions, ' ~ prepared.journal['drop'] | length ~ ' dropped')
+            if prepared.change_info.partition_by else ''), info=true) }}
+    {% endif %}
+    {% do joinery.upsert_drop_changes(prepared.changes) %}
+{% endmacro %}
+
+
+{% macro upsert_read_table(target, existing, settings, full_build, properties=none) %}
     {#- What the run builds on: the table's joinery properties after recovering what a killed run
         left (upsert_recover), whether joinery built it (`managed`: it has `joinery.root`), whether
-        this is a full build, and the properties this run stores. The run id names its version. -#}
+        this is a full build (`full_build`: the run's build mode), and the properties this run
+        stores. The run id names its version. -#}
     {% set target_sql = target.render() %}
-    {% set properties = joinery.table_properties(target_sql) if existing is not none else {} %}
+    {% if properties is none %}
+        {% set properties = joinery.table_properties(target_sql) if existing is not none else {} %}
+    {% endif %}
     {% set managed = 'joinery.root' in properties %}
     {% if managed and joinery.upsert_recover(target, properties) %}
         {% set properties = joinery.table_properties(target_sql) %}
     {% endif %}
     {% set table = {'properties': properties, 'managed': managed,
-        'full_build': existing is none or not managed or should_full_refresh() or settings.get('full_build', false),
+        'full_build': full_build or existing is none or not managed,
         'run_id': run_started_at.strftime('%Y%m%d%H%M%S%f') ~ '_' ~ invocation_id[:8],
         'unique_key': tojson(settings.unique_key | map('lower') | list),
         'location_root': config.get('location_root') or '', 'options': joinery.upsert_options_text(settings)} %}

@@ -204,27 +204,3 @@
     {% endfor %}
     {{ return(parts | join(',\n    ')) }}
 {% endmacro %}
-
-
-{% macro upsert_storage_clause(settings, staging=false) %}
-    {#- using <format> [options (...)] [partitioned by (...)] for the target and its staging tables.
-        A staging table of a data source format (parquet, orc) writes no `_SUCCESS` marker into the
-        version directory (Spark passes a table's options to its writer's Hadoop configuration), so
-        the directory is left empty once its partitions are deleted and the clean-up removes it
-        (upsert_delete_directories). Hive SerDe inserts write no marker. -#}
-    {% set clause = 'using ' ~ settings.file_format %}
-    {% set options = [] %}
-    {% for key, value in settings.options.items() %}
-        {% do options.append(joinery.sql_string(key) ~ ' = ' ~ joinery.sql_string(value)) %}
-    {% endfor %}
-    {% if staging and settings.file_format != 'hive' %}
-        {% do options.append(joinery.sql_string('mapreduce.fileoutputcommitter.marksuccessfuljobs') ~ " = 'false'") %}
-    {% endif %}
-    {% if options %}
-        {% set clause = clause ~ '\noptions (' ~ options | join(', ') ~ ')' %}
-    {% endif %}
-    {% if settings.partition_by %}
-        {% set clause = clause ~ '\npartitioned by (' ~ joinery.quoted_column_list(settings.partition_by) ~ ')' %}
-    {% endif %}
-    {{ return(clause) }}
-{% endmacro %}

@@ -1,175 +1,197 @@
 {#- joinery_upsert on delta and iceberg tables: the table format's own log is the commit, so none of
-    the parquet path's bookkeeping (version directories, journal, janitor, written-row check). First
-    run and --full-refresh: one `create or replace table ... as select`; incremental: ADD COLUMNS for
-    new columns, then one MERGE (docs/upsert.md). -#}
+    the parquet path's bookkeeping (version directories, journal, janitor, written-row check). A full
+    build is one `create or replace` (replace.sql); an incremental run is one MERGE. Before either,
+    one preflight statement checks the SELECT against the table (docs/upsert.md, "delta and
+    iceberg": the statements a run sends). -#}
 
-{% macro upsert_by_merge(target, existing, sql, settings) %}
-    {% set target_sql = target.render() %}
-    {#- `create or replace` keeps the provider: a table of another format is rebuilt (is_incremental
-        is false for it, so the SELECT yields every row). -#}
-    {% set same_format = existing is not none
-        and joinery.relation_provider(existing) == settings.file_format %}
-    {#- settings.full_build: the companion of tombstones.sql is rebuilt whenever its table is. -#}
-    {% set full_build = not same_format or should_full_refresh() or settings.get('full_build', false) %}
-    {% set properties = joinery.table_properties(target_sql) if same_format else {} %}
-    {% set target_info = joinery.describe_relation(target_sql) if not full_build else none %}
-    {% if not full_build %}
-        {% do joinery.upsert_merge_check_table(target_sql, target_info, properties, settings) %}
+{% macro upsert_merge_prepare(target, sql, settings, mode, state) %}
+    {#- Everything before the commit statement: the preflight (pipeline/preflight.sql) and its checks,
+        and for an incremental run the MERGE's plan. {'mode', 'preflight', 'found' (key, partition
+        and marker columns as the SELECT spells them), 'plan', 'stats', 'skip': no changed rows,
+        'change_info' and 'changes' (what tombstones.sql reads)}. Statistics are computed before the
+        MERGE only where it needs them: on iceberg, whose MERGE commits a snapshot even with nothing
+        to change and reports no figures, and for a partitioned table whose partition columns are
+        all key columns (their values make the ON clause's partition predicate, so the MERGE reads
+        only those partitions' files). On delta otherwise, a MERGE with nothing to change commits
+        nothing, and the key check is made in the MERGE itself (pipeline/checked_rows.sql). -#}
+    {% if not mode.full and state is none %}
+        {#- The tombstones' companion (tombstones.sql) comes without the state its table's run read. -#}
+        {% set state = joinery.upsert_table_state(target, settings) %}
+        {% do joinery.upsert_check_built(target, state.built, settings) %}
     {% endif %}
-
-    {% set changes = joinery.upsert_stage_changes(sql, target) %}
-    {% set recorded = joinery.recorded_watermark() %}
-    {% set newest_of = joinery.upsert_watermark_to_derive(recorded) %}
-    {% set pruned = not full_build and joinery.upsert_merge_prunes_partitions(target_info, settings) %}
-    {% set change_info = joinery.upsert_validate_changes(changes, settings, with_partitions=pruned,
-        newest_of=newest_of) %}
-    {% set watermark_text = recorded if newest_of is none
-        else joinery.upsert_derived_watermark(newest_of, change_info.newest) %}
-
-    {% if full_build or change_info.rows > 0 %}
-        {#- Before the table's commit: a tombstone whose commit fails is applied again by the next run. -#}
-        {% do joinery.upsert_write_tombstones(target, changes, change_info, settings, full_build) %}
+    {% set prune = not mode.full and settings.partition_by | length > 0 and settings.partition_by | map('lower')
+        | reject('in', settings.unique_key | map('lower') | list) | list | length == 0 %}
+    {% set with_stats = not mode.full and (settings.file_format == 'iceberg' or prune) %}
+    {% set sql = joinery.upsert_merge_source(target, sql, settings) if not mode.full else sql %}
+    {% set preflight = joinery.upsert_preflight(sql, none if mode.full else target.render(), settings,
+        with_stats=with_stats) %}
+    {% set found = joinery.upsert_change_columns(none, settings, preflight.columns) %}
+    {% set prepared = {'mode': mode, 'preflight': preflight, 'found': found, 'prune': prune, 'sql': sql,
+        'stats': preflight.stats, 'skip': with_stats and preflight.stats.rows == 0, 'changes': '(\n' ~ sql ~ '\n)',
+        'change_info': {'columns': preflight.columns, 'keys': found['keys'], 'deleted': found.deleted}} %}
+    {% if with_stats %}
+        {% do joinery.upsert_check_stats(preflight.stats, found, settings) %}
     {% endif %}
-    {% if full_build %}
-        {% do joinery.upsert_merge_replace(target, existing if not same_format else none, changes, change_info,
-            settings, watermark_text) %}
-    {% elif change_info.rows == 0 %}
-        {#- Nothing changed: no MERGE, no new table version (only a watermark that moved is stored). -#}
-        {% do joinery.upsert_store_unchanged_watermark(target_sql, properties, watermark_text) %}
+    {% if not mode.full %}
+        {% do prepared.update({'plan': joinery.upsert_merge_plan(target, preflight, found, settings)}) %}
+    {% endif %}
+    {{ return(prepared) }}
+{% endmacro %}
+
+
+{% macro upsert_merge_commit(target, existing, sql, settings, prepared) %}
+    {#- The one commit: `create or replace` on a full build (replace.sql), else one MERGE; none when
+        there is nothing to change. -#}
+    {% if prepared.mode.full %}
+        {% do joinery.upsert_merge_replace(target, existing, sql, settings, prepared) %}
+    {% elif prepared.skip %}
         {% call statement('main') %}select 'joinery_upsert: no changed rows' as status{% endcall %}
         {{ log('joinery_upsert ' ~ target ~ ': no changed rows, table left unchanged', info=true) }}
     {% else %}
-        {% do joinery.upsert_merge_apply(target_sql, target_info, changes, change_info, settings, pruned) %}
-        {#- After the MERGE, not with it: a kill in between leaves the old watermark, and the next
-            run applies the same rows again, which changes nothing. -#}
-        {% do joinery.upsert_store_unchanged_watermark(target_sql, properties, watermark_text) %}
+        {% do joinery.upsert_merge_changes(target, prepared.sql, settings, prepared) %}
     {% endif %}
-    {% do joinery.upsert_drop_changes(changes) %}
 {% endmacro %}
 
 
-{% macro upsert_format_properties(file_format) %}
-    {#- The table properties joinery sets on the delta and iceberg tables it creates: deletion
-        vectors on delta; format version 2 with merge-on-read on iceberg, so that a MERGE writes
-        delete files instead of rewriting the data files it touches. -#}
-    {% if file_format == 'delta' %}
-        {{ return({'delta.enableDeletionVectors': 'true'}) }}
-    {% elif file_format == 'iceberg' %}
-        {{ return({'format-version': '2', 'write.delete.mode': 'merge-on-read',
-            'write.update.mode': 'merge-on-read', 'write.merge.mode': 'merge-on-read'}) }}
+{% macro upsert_merge_source(target, sql, settings) %}
+    {#- The changed rows as the MERGE reads them. On delta, a temporary view of the SELECT (one
+        statement, nothing computed), and `select * from` it: a MERGE whose source reads the target
+        table in a subquery (a watermark, `{{ this }}`) fails on Delta 4.4 with "Table does not
+        support reads" when the source also reads a non-Delta table, and a view's plan, analyzed when
+        the view is created, does not. The view is named by the relation, so the next run replaces
+        it; it holds no data. Iceberg reads the SELECT as it is. -#}
+    {% if settings.file_format != 'delta' %}
+        {{ return(sql) }}
     {% endif %}
-    {{ return({}) }}
+    {% set view = target.identifier ~ '__joinery_changes_' ~ local_md5(target.render())[:8] %}
+    {% do run_query('create or replace temporary view ' ~ view ~ ' as\n' ~ sql) %}
+    {{ return('select * from ' ~ view) }}
 {% endmacro %}
 
 
-{% macro upsert_merge_replace(target, other_format, changes, change_info, settings, watermark_text) %}
-    {#- The whole table from the live changed rows, in one atomic `create or replace` (its previous
-        version stays readable by time travel). `create or replace` cannot change a table's provider,
-        so a table of another format (`other_format`) is dropped first: not atomic, that one case. -#}
-    {% set assignments = [] %}
-    {% for name, value in joinery.upsert_format_properties(settings.file_format) | dictsort %}
-        {% do assignments.append(joinery.sql_string(name) ~ ' = ' ~ joinery.sql_string(value)) %}
-    {% endfor %}
-    {% set joinery_values = {'unique_key': tojson(settings.unique_key | map('lower') | list)} %}
-    {% if watermark_text is not none %}
-        {% do joinery_values.update({'watermark': watermark_text}) %}
+{% macro upsert_merge_changes(target, sql, settings, prepared) %}
+    {#- One MERGE of the changed rows, with the key and partition checks in its source. -#}
+    {% set plan = prepared.plan %}
+    {% set target_filter = joinery.partition_predicate(plan.partition_columns,
+        joinery.upsert_partition_values(prepared.stats.partitions), alias='target') if prepared.prune else none %}
+    {% set evolve = plan.added | length > 0 %}
+    {% if evolve and settings.file_format == 'iceberg' %}
+        {% do joinery.upsert_add_columns(target, prepared.preflight.columns, plan.added) %}
+        {% set evolve = false %}
     {% endif %}
-    {% do assignments.append(joinery.upsert_properties_sql(joinery_values)) %}
-    {% set location = config.get('location_root') %}
-    {% if other_format is not none %}
-        {% do adapter.drop_relation(other_format) %}
-    {% endif %}
-    {% call statement('main') %}
-        create or replace table {{ target.render() }}
-        {{ joinery.upsert_storage_clause(settings) }}
-        {%- if location %}
-        location {{ joinery.sql_string(location ~ '/' ~ target.identifier) }}
-        {%- endif %}
-        tblproperties ({{ assignments | join(', ') }})
-        as select {{ joinery.quoted_column_list(change_info.columns | map(attribute='name') | list) }}
-        from {{ changes }} as changed
-        where {{ joinery.upsert_live_condition(change_info, 'changed') }}
+    {% do joinery.upsert_note_commit(settings, joinery.upsert_build_note(prepared.preflight.started, settings,
+        'incremental')) %}
+    {% call statement('main', fetch_result=true) %}
+        {{ joinery.upsert_merge_sql(target.render(),
+            '(\n' ~ joinery.upsert_checked_rows_sql(sql, prepared.found, settings) ~ '\n)',
+            prepared.found['keys'], plan.names, prepared.found.deleted, target_filter=target_filter,
+            column_types=plan.types, null_columns=plan.null_columns, schema_evolution=evolve) }}
     {% endcall %}
-    {{ log('joinery_upsert ' ~ target ~ ': full build of ' ~ change_info.live_rows ~ ' rows ('
-        ~ settings.file_format ~ ', create or replace)', info=true) }}
+    {% do joinery.upsert_note_commit(settings, none) %}
+    {% do joinery.upsert_merge_report(target, load_result('main'), prepared.stats) %}
 {% endmacro %}
 
 
-{% macro upsert_merge_check_table(target_sql, target_info, properties, settings) %}
-    {#- Before an incremental MERGE: the table was built with this unique_key (matched on another
-        key, one change could update several rows) and this partitioning. -#}
-    {% set unique_key_text = tojson(settings.unique_key | map('lower') | list) %}
-    {% set stored = properties.get('joinery.unique_key') %}
-    {% if stored != unique_key_text %}
-        {{ joinery.upsert_argument_error('unique_key', settings.unique_key, 'the table was built '
-            ~ 'with unique_key ' ~ (stored or '(none: not built by joinery_upsert)') ~ ', and matching its rows '
-            ~ 'on another key can merge or drop rows: change unique_key with --full-refresh') }}
+{% macro upsert_add_columns(target, columns, added) %}
+    {#- Iceberg: the model's new columns, added before the MERGE (a schema change, no snapshot). Its
+        MERGE cannot add them itself when the SELECT reads the table: Spark finds the table's columns
+        changed under the analyzed source (INCOMPATIBLE_TABLE_CHANGE_AFTER_ANALYSIS). -#}
+    {% set definitions = [] %}
+    {% for column in columns if column.name in added %}
+        {% do definitions.append(joinery.quote_identifier(column.name) ~ ' ' ~ column.type) %}
+    {% endfor %}
+    {% do run_query('alter table ' ~ target.render() ~ ' add columns (' ~ definitions | join(', ') ~ ')') %}
+{% endmacro %}
+
+
+{% macro upsert_check_stats(stats, found, settings) %}
+    {#- The preflight's figures, where it computed them: one row per key, no NULL partition value, and
+        a delete marker spelled as configured (the figures read it by that name). -#}
+    {% if found.deleted is not none and found.deleted != settings.deleted_column %}
+        {{ joinery.upsert_argument_error('deleted_column', settings.deleted_column, "the model's SELECT spells it "
+            ~ found.deleted ~ ': spell the column as deleted_column does') }}
     {% endif %}
-    {% if target_info.partition_columns | map('lower') | list != settings.partition_by | map('lower') | list %}
-        {{ joinery.upsert_argument_error('partition_by', settings.partition_by,
-            'the table is partitioned by ' ~ tojson(target_info.partition_columns)
-            ~ '; change partitioning with --full-refresh') }}
+    {% if stats.duplicates > 1 %}
+        {{ joinery.upsert_fail('the changed rows hold ' ~ stats.duplicates ~ ' rows for the key '
+            ~ stats.duplicate_key ~ ' (unique_key ' ~ tojson(found['keys']) ~ '); an upsert batch needs one row '
+            ~ 'per key: deduplicate it in the model (e.g. joinery.dedup_latest)') }}
     {% endif %}
+    {% do joinery.upsert_partition_values(stats.partitions) %}
 {% endmacro %}
 
 
-{% macro upsert_merge_prunes_partitions(target_info, settings) %}
-    {#- Whether the MERGE can name the changes' partitions in its ON clause: only when every
-        partition column is part of the key (otherwise a key could move to another partition, and
-        its old row would not be matched). -#}
-    {% set keys = settings.unique_key | map('lower') | list %}
-    {{ return(target_info.partition_columns | length > 0
-        and target_info.partition_columns | map('lower') | reject('in', keys) | list | length == 0) }}
-{% endmacro %}
-
-
-{% macro upsert_merge_apply(target_sql, target_info, changes, change_info, settings, pruned) %}
-    {#- Column checks (types as on parquet, on_schema_change), new columns added, then the MERGE;
-        the run's statistics come from the MERGE's own result row (delta). -#}
-    {% set target_names = target_info.columns | map(attribute='name') | list %}
-    {% set names = change_info.columns | map(attribute='name') | list %}
-    {% do joinery.upsert_check_schema_unchanged(settings, changes, target_sql, target_names, names) %}
-    {% set added = [] %}
-    {% for column in change_info.columns %}
-        {% set found = joinery.find_column(target_names, column.name) %}
-        {% set target_type = (target_info.columns | selectattr('name', 'equalto', found) | first)['type']
-            if found is not none else none %}
-        {% if found is none %}
-            {% do added.append(joinery.quote_identifier(column.name) ~ ' ' ~ column.type) %}
-        {% elif not joinery.upsert_types_compatible(target_type, column.type) %}
-            {{ joinery.upsert_fail('column ' ~ column.name ~ ' is ' ~ column.type ~ ' in the model but '
-                ~ target_type ~ ' in ' ~ target_sql ~ '; cast it in the model, or change the type with --full-refresh',
-                changes) }}
+{% macro upsert_check_built(target, built, settings) %}
+    {#- An incremental run matches rows on the unique_key the table was built with (on another key,
+        one change could update several rows) and keeps its partitioning: both change only with
+        --full-refresh. `built`: the last full build's note (table_state.sql), whose digests are
+        compared; the error reads the readable forms from the table's properties. -#}
+    {% set wanted = joinery.upsert_parse_build_note(joinery.upsert_build_note('', settings, 'full')) %}
+    {% for name in ['unique_key', 'partition_by'] if (built or {}).get(name) != wanted[name] %}
+        {% set stored = joinery.table_properties(target.render()).get('joinery.' ~ name) %}
+        {% if name == 'unique_key' %}
+            {{ joinery.upsert_argument_error('unique_key', settings.unique_key, 'the table was built with unique_key '
+                ~ (stored or '(none: not built by joinery_upsert)') ~ ', and matching its rows on another key can '
+                ~ 'merge or drop rows: change unique_key with --full-refresh') }}
+        {% else %}
+            {{ joinery.upsert_argument_error('partition_by', settings.partition_by, 'the table is partitioned by '
+                ~ (stored or '(unknown)') ~ '; change partitioning with --full-refresh') }}
         {% endif %}
     {% endfor %}
-    {% if added %}
-        {% do run_query('alter table ' ~ target_sql ~ ' add columns (' ~ added | join(', ') ~ ')') %}
-    {% endif %}
-    {#- Named and typed as the table has them (a delta table keeps them where they were selected). -#}
-    {% set partition_columns = [] %}
-    {% for name in target_info.partition_columns %}
-        {% do partition_columns.append(target_info.columns | selectattr('name', 'equalto', name) | first) %}
-    {% endfor %}
-    {% set target_filter = joinery.partition_predicate(partition_columns, change_info.partition_values,
-        alias='target') if pruned else none %}
-    {% call statement('main', fetch_result=true) %}
-        {{ joinery.upsert_merge_sql(target_sql, changes, change_info['keys'], names, change_info.deleted,
-            target_filter=target_filter) }}
-    {% endcall %}
-    {% do joinery.upsert_merge_report(target_sql, load_result('main')) %}
 {% endmacro %}
 
 
-{% macro upsert_merge_report(target_sql, result) %}
-    {#- The run's statistics from the MERGE's result row (delta: num_affected_rows, num_updated_rows,
-        num_deleted_rows, num_inserted_rows), in the run's adapter response and log line. -#}
+{% macro upsert_merge_plan(target, preflight, found, settings) %}
+    {#- The MERGE's columns against the table's: {'names' (stored columns of the SELECT), 'types'
+        ({name: the table's type} of those the table has), 'added' (the others: added by the MERGE's
+        schema evolution),
+        'null_columns' (columns the SELECT no longer has: NULL in the rows it updates),
+        'partition_columns' ([{name, type}] as the table has them)}. A type the table cannot hold,
+        or a changed set of columns under on_schema_change='fail', fails the run. -#}
+    {% set names = joinery.upsert_stored_names(preflight.columns, found) %}
+    {% set table_names = preflight.target_columns | map(attribute='name') | list %}
+    {% do joinery.upsert_check_schema_unchanged(settings, none, target.render(), table_names, names) %}
+    {% set plan = {'names': names, 'types': {}, 'added': [], 'null_columns': [], 'partition_columns': []} %}
+    {% for column in preflight.columns if column.name in names %}
+        {% set stored = joinery.find_column(table_names, column.name) %}
+        {% set table_type = (preflight.target_columns | selectattr('name', 'equalto', stored) | first)['type']
+            if stored is not none else none %}
+        {% if stored is none %}
+            {% do plan.added.append(column.name) %}
+        {% elif not joinery.upsert_types_compatible(table_type, column.type) %}
+            {{ joinery.upsert_fail('column ' ~ column.name ~ ' is ' ~ column.type ~ ' in the model but ' ~ table_type
+                ~ ' in ' ~ target ~ '; cast it in the model, or change the type with --full-refresh') }}
+        {% else %}
+            {% do plan.types.update({column.name: table_type}) %}
+        {% endif %}
+    {% endfor %}
+    {% for column in preflight.target_columns %}
+        {% if joinery.find_column(names, column.name) is none %}
+            {% do plan.null_columns.append(column.name) %}
+        {% endif %}
+        {% if joinery.find_column(settings.partition_by, column.name) is not none %}
+            {% do plan.partition_columns.append(column) %}
+        {% endif %}
+    {% endfor %}
+    {{ return(plan) }}
+{% endmacro %}
+
+
+{% macro upsert_merge_report(target, result, stats) %}
+    {#- The run's figures in its adapter response and log line: from the MERGE's own result row on
+        delta (num_affected_rows, num_updated_rows, num_deleted_rows, num_inserted_rows), from the
+        preflight's on iceberg, whose MERGE returns none. -#}
     {% set row = result.table.rows[0] if result.table is not none and result.table.rows | length > 0 else none %}
-    {% if row is none or row | length < 4 %}
-        {{ log('joinery_upsert ' ~ target_sql ~ ': merged', info=true) }}
+    {% if row is not none and row | length >= 4 %}
+        {% set summary = row[3] ~ ' inserted, ' ~ row[1] ~ ' updated, ' ~ row[2] ~ ' deleted' %}
+        {% set affected = row[0] | int %}
+    {% elif stats is not none %}
+        {% set summary = stats.rows ~ ' changed rows (' ~ (stats.rows - stats.live_rows) ~ ' deletes)' %}
+        {% set affected = stats.rows %}
+    {% else %}
+        {{ log('joinery_upsert ' ~ target ~ ': merged', info=true) }}
         {{ return(none) }}
     {% endif %}
-    {% set summary = row[3] ~ ' inserted, ' ~ row[1] ~ ' updated, ' ~ row[2] ~ ' deleted' %}
-    {% do store_raw_result('main', message='MERGE ' ~ summary, code='MERGE', rows_affected=row[0] | int,
+    {% do store_raw_result('main', message='MERGE ' ~ summary, code='MERGE', rows_affected=affected,
         agate_table=result.table) %}
-    {{ log('joinery_upsert ' ~ target_sql ~ ': ' ~ summary ~ ' (MERGE)', info=true) }}
+    {{ log('joinery_upsert ' ~ target ~ ': ' ~ summary ~ ' (MERGE)', info=true) }}
 {% endmacro %}

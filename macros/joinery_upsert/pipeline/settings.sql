@@ -3,7 +3,7 @@
 
 {% macro upsert_settings() %}
     {#- The model's joinery_upsert config, validated: unique_key, deleted_column, partition_by,
-        file_format, options, on_schema_change, tombstones. `where` is the one error prefix (upsert_fail). -#}
+        file_format, options, on_schema_change, tombstones, rebuild_threshold. -#}
     {% set unique_key = config.get('unique_key') %}
     {% if unique_key is none or unique_key == [] or unique_key == '' %}
         {{ joinery.upsert_argument_error('unique_key', unique_key,
@@ -29,10 +29,9 @@
             "expected 'append_new_columns' (joinery_upsert's behaviour, also under dbt's default 'ignore') or "
             ~ "'fail'; columns cannot be dropped in place from a parquet table: use --full-refresh") }}
     {% endif %}
-    {% set settings = {'where': joinery.upsert_where(), 'unique_key': keys,
-        'deleted_column': deleted_column,
+    {% set settings = {'unique_key': keys, 'deleted_column': deleted_column,
         'partition_by': joinery.upsert_settings_partition_by(), 'on_schema_change': on_schema_change,
-        'tombstones': joinery.upsert_settings_tombstones()} %}
+        'tombstones': joinery.upsert_settings_tombstones(), 'rebuild_threshold': joinery.upsert_settings_rebuild()} %}
     {% do settings.update(joinery.upsert_settings_storage()) %}
     {{ return(settings) }}
 {% endmacro %}
@@ -81,6 +80,27 @@
 {% endmacro %}
 
 
+{% macro upsert_settings_rebuild() %}
+    {#- The rebuild_threshold config as a positive number, or none for 'always_incremental' (the cost
+        rule off, pipeline/rebuild.sql). Default 1: rebuild when incremental runs cost more than a
+        full build. -#}
+    {% set value = config.get('rebuild_threshold', 1) %}
+    {% if value in [none, 'always_incremental'] %}
+        {{ return(none) }}
+    {% endif %}
+    {#- A config set in dbt_project.yml through a var arrives as text. -#}
+    {% if value is string and modules.re.fullmatch('[0-9]+([.][0-9]+)?', value.strip()) %}
+        {% set value = value.strip() | float %}
+    {% endif %}
+    {% if value is not number or value is boolean or value <= 0 %}
+        {{ joinery.upsert_argument_error('rebuild_threshold', value, "expected a positive number (rebuild when the "
+            ~ "last incremental run took longer than that many times the last full build; default 1) or "
+            ~ "'always_incremental'") }}
+    {% endif %}
+    {{ return(value | float) }}
+{% endmacro %}
+
+
 {% macro upsert_settings_storage() %}
     {#- {'file_format', 'options'}: how the table stores its files. -#}
     {% set file_format = (config.get('file_format') or 'parquet') | lower %}
@@ -118,26 +138,67 @@
 {% endmacro %}
 
 
-{% macro upsert_apply_properties(target, settings) %}
-    {#- The model's `tblproperties`, and its description as the table comment under
-        persist_docs.relation, set on the table after each run (one statement, only when configured):
-        joinery writes its own DDL, and a rebuilt definition starts without them. -#}
+{% macro upsert_model_properties() %}
+    {#- {name: value}: the model's `tblproperties`, and its description as the table comment under
+        persist_docs.relation. joinery writes its own DDL: a full build on delta or iceberg creates the
+        table with them, other runs set those that differ (upsert_apply_properties). -#}
     {% set properties = config.get('tblproperties') or {} %}
     {% if properties is not mapping %}
         {{ joinery.upsert_argument_error('tblproperties', properties, "expected a mapping, e.g. {'owner': 'data'}") }}
     {% endif %}
-    {% set assignments = [] %}
+    {% set found = {} %}
     {% for name, value in properties.items() %}
         {% if (name | string | lower).startswith('joinery.') %}
             {{ joinery.upsert_argument_error('tblproperties', name,
                 "names starting with 'joinery.' are joinery's own") }}
         {% endif %}
-        {% do assignments.append(joinery.sql_string(name) ~ ' = ' ~ joinery.sql_string(value)) %}
+        {% do found.update({name | string: value | string}) %}
     {% endfor %}
     {% if (config.get('persist_docs') or {}).get('relation') and model.description %}
-        {% do assignments.append("'comment' = " ~ joinery.sql_string(model.description)) %}
+        {% do found.update({'comment': model.description}) %}
     {% endif %}
+    {{ return(found) }}
+{% endmacro %}
+
+
+{% macro upsert_apply_properties(target, current=none) %}
+    {#- Set the model's properties (upsert_model_properties) that the table does not hold yet, in one
+        statement, and none when it holds them all: a commit of its own only when the config changed.
+        `current`: the table's properties when the run read them already. -#}
+    {% set wanted = joinery.upsert_model_properties() %}
+    {% if not wanted %}
+        {{ return(none) }}
+    {% endif %}
+    {% set current = current if current is not none else joinery.table_properties(target.render()) %}
+    {% set assignments = [] %}
+    {% for name, value in wanted | dictsort if current.get(name) != value %}
+        {% do assignments.append(joinery.sql_string(name) ~ ' = ' ~ joinery.sql_string(value)) %}
+    {% endfor %}
     {% if assignments %}
-        {% do run_query('alter table ' ~ target ~ ' set tblproperties (' ~ assignments | join(', ') ~ ')') %}
+        {% do run_query('alter table ' ~ target.render() ~ ' set tblproperties (' ~ assignments | join(', ') ~ ')') %}
     {% endif %}
+{% endmacro %}
+
+
+{% macro upsert_storage_clause(settings, staging=false) %}
+    {#- using <format> [options (...)] [partitioned by (...)] for the target and its staging tables.
+        A staging table of a data source format (parquet, orc) writes no `_SUCCESS` marker into the
+        version directory (Spark passes a table's options to its writer's Hadoop configuration), so
+        the directory is left empty once its partitions are deleted and the clean-up removes it
+        (upsert_delete_directories). Hive SerDe inserts write no marker. -#}
+    {% set clause = 'using ' ~ settings.file_format %}
+    {% set options = [] %}
+    {% for key, value in settings.options.items() %}
+        {% do options.append(joinery.sql_string(key) ~ ' = ' ~ joinery.sql_string(value)) %}
+    {% endfor %}
+    {% if staging and settings.file_format != 'hive' %}
+        {% do options.append(joinery.sql_string('mapreduce.fileoutputcommitter.marksuccessfuljobs') ~ " = 'false'") %}
+    {% endif %}
+    {% if options %}
+        {% set clause = clause ~ '\noptions (' ~ options | join(', ') ~ ')' %}
+    {% endif %}
+    {% if settings.partition_by %}
+        {% set clause = clause ~ '\npartitioned by (' ~ joinery.quoted_column_list(settings.partition_by) ~ ')' %}
+    {% endif %}
+    {{ return(clause) }}
 {% endmacro %}

@@ -2,7 +2,7 @@
     config(
         materialized='joinery_upsert',
         file_format=var('upsert_file_format'),
-        unique_key=['country', 'customer_id'],
+        unique_key=var('upsert_unique_key', ['country', 'customer_id']),
         deleted_column='is_deleted'
     )
 }}

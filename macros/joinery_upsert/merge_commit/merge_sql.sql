@@ -1,0 +1,57 @@
+{#- The MERGE statement of joinery_upsert on delta and iceberg tables, public so that a project can
+    override it (dispatch) or issue it itself. -#}
+
+{% macro upsert_merge_sql(target, source, unique_key, columns, deleted_column=none, target_filter=none,
+    column_types=none, null_columns=none, schema_evolution=false) %}
+    {{ return(adapter.dispatch('upsert_merge_sql', 'joinery')(target, source, unique_key, columns, deleted_column,
+        target_filter, column_types, null_columns, schema_evolution)) }}
+{% endmacro %}
+
+{% macro default__upsert_merge_sql(target, source, unique_key, columns, deleted_column=none, target_filter=none,
+    column_types=none, null_columns=none, schema_evolution=false) %}
+    {#- Delete matched keys whose marker is true, update the other matched keys, insert new keys that
+        are not deletes. Columns are listed (not `*`) because the source also has the delete marker,
+        which is not stored. `target_filter` (a condition on `target.`, e.g. the partitions the
+        changes fall in) joins the ON clause, so that the MERGE reads only the files it can match.
+        `column_types` ({column: type}): a matched row equal to its change in every column is left
+        as it is (no rewritten row, no deletion vector). `null_columns`: columns of the table the
+        source lacks, set to NULL in the rows it updates. `schema_evolution`: the source's columns
+        that `column_types` does not name, which the table lacks, are added in the MERGE's own
+        commit. Assignments name the target's columns bare: Delta resolves a column added by schema
+        evolution only so. -#}
+    {% set keys = joinery.as_list(unique_key, 'unique_key', 'upsert_merge_sql') %}
+    {% set names = joinery.as_list(columns, 'columns', 'upsert_merge_sql') %}
+    {% set deleted = 'coalesce(source.' ~ joinery.quote_identifier(deleted_column)
+        ~ ', false)' if deleted_column else 'false' %}
+    {% set updates = [] %}
+    {% set same = [] %}
+    {% for name in names if name not in keys %}
+        {% set quoted = joinery.quote_identifier(name) %}
+        {% do updates.append(quoted ~ ' = source.' ~ quoted) %}
+        {#- A column the table lacks reads NULL in every stored row. -#}
+        {% if column_types is mapping and name in column_types %}
+            {% do same.append(joinery.same_value_sql('target.' ~ quoted, 'source.' ~ quoted, column_types[name])) %}
+        {% elif column_types is mapping %}
+            {% do same.append('source.' ~ quoted ~ ' is null') %}
+        {% endif %}
+    {% endfor %}
+    {% for name in null_columns or [] %}
+        {% do updates.append(joinery.quote_identifier(name) ~ ' = null') %}
+        {% do same.append('target.' ~ joinery.quote_identifier(name) ~ ' is null') %}
+    {% endfor %}
+    {% set merge %}
+merge {{ 'with schema evolution ' if schema_evolution else '' }}into {{ target }} as target
+using {{ source }} as source
+on {{ joinery.key_match(keys, 'target', 'source') }}
+{%- if target_filter %}
+    and {{ target_filter }}
+{%- endif %}
+when matched and {{ deleted }} then delete
+{%- if updates %}
+when matched{{ ' and not (' ~ same | join(' and ') ~ ')' if same else '' }} then update set {{ updates | join(', ') }}
+{%- endif %}
+when not matched and not {{ deleted }} then insert ({{ joinery.quoted_column_list(names) }})
+    values ({{ joinery.quoted_column_list(names, 'source') }})
+    {%- endset %}
+    {{ return(merge) }}
+{% endmacro %}
