@@ -7,6 +7,8 @@ the floor), calls `ctx.measure(...)` and returns `ctx.result(...)`, one JSON obj
 
 from __future__ import annotations
 
+import random
+import re
 import statistics
 import sys
 import time
@@ -67,10 +69,41 @@ class Measurement:
     name: str
     seconds: list[float] = field(default_factory=list)
     facts: PlanFacts | None = None
+    # Per timed dbt step: {model: {"statements": n, "commits": n}} (Context.dbt_step).
+    counts: list[dict[str, dict[str, int]]] = field(default_factory=list)
 
     @property
     def median(self) -> float:
         return statistics.median(self.seconds)
+
+    def count_medians(self) -> dict[str, dict[str, float]]:
+        """Per model, the median statements and commits of one run over the timed steps."""
+        models = {model for step in self.counts for model in step}
+        return {
+            model: {
+                kind: statistics.median(step[model][kind] for step in self.counts if model in step)
+                for kind in ("statements", "commits")
+            }
+            for model in sorted(models)
+        }
+
+
+# A statement that changes a parquet table's definition in the metastore: its commits (delta and
+# iceberg tables count new table versions instead).
+METASTORE_WRITE = re.compile(r"^\s*(alter\s+table|create\s+(or\s+replace\s+)?table|drop\s+table|insert\s)", re.I)
+
+
+def round_orders(names: list[str], rounds: int, seed: int = 20261128) -> list[list[str]]:
+    """The order of the variants in each round: a seeded shuffle per round, so that no variant
+    always runs first or always right after the same other one (whose caches, garbage or files it
+    would inherit), and a rerun uses the same orders."""
+    generator = random.Random(f"{seed}:{','.join(names)}")
+    orders = []
+    for _ in range(rounds):
+        order = list(names)
+        generator.shuffle(order)
+        orders.append(order)
+    return orders
 
 
 def agreement(name: str, outputs: dict[str, Any]) -> dict[str, Any]:
@@ -112,6 +145,47 @@ class Bar:
     numerator: str
     denominator: str
     limit: float
+
+
+class DbtStep:
+    """One `dbt run` of some models (Context.dbt_step), callable as a timed step. Around it, `versions`
+    and `counts` read each model's table: statements are dbt's own count (one `On <node>:` line per
+    statement, its SQLQuery events); commits are new table versions on delta (history) and iceberg
+    (snapshots), and on parquet the statements that change the table's metastore definition."""
+
+    def __init__(self, ctx: Context, models: tuple[str, ...], table_format: str, width: str, full_refresh: bool):
+        self.ctx, self.models, self.table_format, self.width, self.full_refresh = (
+            ctx,
+            models,
+            table_format,
+            width,
+            full_refresh,
+        )
+
+    def __call__(self) -> None:
+        self.ctx.dbt.run(*self.models, full_refresh=self.full_refresh, table_format=self.table_format, width=self.width)
+
+    def versions(self) -> dict[str, int]:
+        from benchmarks.dbt_bench import relation
+
+        return {
+            model: self.ctx.table_version(relation(model, self.table_format, self.width), self.table_format)
+            for model in self.models
+        }
+
+    def counts(self, before: dict[str, int]) -> dict[str, dict[str, int]]:
+        result = self.ctx.dbt.last_result
+        after = self.versions()
+        found = {}
+        for model in self.models:
+            statements = [sql for node, sql in result.statements if node.split(".")[-1] == model]
+            commits = (
+                sum(1 for sql in statements if METASTORE_WRITE.match(sql))
+                if self.table_format not in ("delta", "iceberg")
+                else after[model] - before[model]
+            )
+            found[model] = {"statements": len(statements), "commits": commits}
+        return found
 
 
 class Context:
@@ -170,6 +244,20 @@ class Context:
         ).collect()[0]
         return int(row[0]), int(row[1])
 
+    def table_version(self, table: str, table_format: str) -> int:
+        """A delta table's newest version, an iceberg table's number of snapshots less one; -1 when the
+        table does not exist (0 for parquet: its commits are counted from statements)."""
+        if table_format not in ("delta", "iceberg"):
+            return 0
+        try:
+            if table_format == "delta":
+                return int(self.spark.sql(f"describe history {table} limit 1").collect()[0]["version"])
+            return int(self.spark.sql(f"select count(*) from {table}.snapshots").collect()[0][0]) - 1
+        except Exception as error:  # noqa: BLE001 - a table not built yet
+            if "TABLE_OR_VIEW_NOT_FOUND" in str(error) or "not a Delta table" in str(error):
+                return -1
+            raise
+
     def plan(self, select: str) -> str:
         return "\n".join(row[0] for row in self.spark.sql(f"explain formatted {select}").collect())
 
@@ -189,9 +277,9 @@ class Context:
                 if variant.prepare:
                     variant.prepare()
                 log(f"  {variant.name}: {self.timed(variant.run):.2f}s (warm-up, not counted)")
-        for round_index in range(rounds):
-            first = round_index % len(variants)
-            for variant in variants[first:] + variants[:first]:
+        by_name = {variant.name: variant for variant in variants}
+        for round_index, order in enumerate(round_orders(list(by_name), rounds)):
+            for variant in (by_name[name] for name in order):
                 if variant.prepare:
                     variant.prepare()
                 elapsed = self.timed(variant.run, results[variant.name], keep_facts=round_index == rounds - 1)
@@ -199,17 +287,25 @@ class Context:
         return results
 
     def timed(self, step: Callable[[], Any], measurement: Measurement | None = None, keep_facts: bool = False) -> float:
-        """Run `step` and return its seconds; with a measurement (none: a warm-up) append them, and the
-        step's plan facts if `keep_facts`."""
+        """Run `step` and return its seconds; with a measurement (none: a warm-up) append them, the
+        step's statement and commit counts when it is a dbt_step, and its plan facts if `keep_facts`."""
         mark = self.recorder.mark()
+        before = step.versions() if isinstance(step, DbtStep) else None
         started = time.perf_counter()
         step()
         seconds = time.perf_counter() - started
         if measurement is not None:
             measurement.seconds.append(seconds)
+            if before is not None:
+                measurement.counts.append(step.counts(before))
             if keep_facts:
                 measurement.facts = self.recorder.facts_since(mark)
         return seconds
+
+    def dbt_step(self, *models: str, table_format: str, width: str = "narrow", full_refresh: bool = False) -> DbtStep:
+        """`dbt run` of `models` as a timed step that also counts, per model, the statements dbt sent
+        and the commits its table received."""
+        return DbtStep(self, models, table_format, width, full_refresh)
 
     def result(
         self,
@@ -256,5 +352,6 @@ class Context:
             "checks": list(checks),
             "pass": all(b["pass"] for b in bar_results) and all(c["pass"] for c in checks),
             "plan": {name: m.facts.as_json() for name, m in measurements.items() if m.facts},
+            "counts": {name: m.count_medians() for name, m in measurements.items() if m.counts},
             **extra,
         }

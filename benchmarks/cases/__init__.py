@@ -10,10 +10,21 @@ from benchmarks.cases import (
     fk_join,
     maintain,
     multi_join,
+    plain_dbt,
     router,
 )
 
 CASES = {
     case.NAME: case
-    for case in [compaction_full, compaction_incremental, fk_join, multi_join, collect_join, router, maintain, demo]
+    for case in [
+        compaction_full,
+        compaction_incremental,
+        fk_join,
+        plain_dbt,
+        multi_join,
+        collect_join,
+        router,
+        maintain,
+        demo,
+    ]
 }

@@ -3,9 +3,10 @@
     their config. -#}
 
 {% macro bench_changelog_state(log, key) %}
-    {#- A KTable of the fk_join case: the latest version of each key of changelog `log`. -#}
+    {#- A KTable of the fk_join case: the latest version of each key of changelog `log` (of this run's
+        width). -#}
     {{ return(joinery.changelog_state(
-        source('bench', log),
+        bench_source(log),
         key=key,
         sequence_by='seq',
         deleted="op = 'd'",
@@ -15,7 +16,9 @@
 
 
 {% macro bench_orders_with_customer(prefix) %}
-    {#- The fk_join case's join of the KTables `<prefix>_orders_state` and `<prefix>_customers_state`. -#}
+    {#- The fk_join case's join of the KTables `<prefix>_orders_state` and `<prefix>_customers_state`:
+        the order's customer and amount (narrow), or every column of the order (wide). -#}
+    {% set wide = var('bench_width', 'narrow') != 'narrow' %}
     {{ return(joinery.fk_join(
         left=ref(prefix ~ '_orders_state'),
         right=ref(prefix ~ '_customers_state'),
@@ -23,17 +26,18 @@
         foreign_key='customer_id',
         right_key='customer_id',
         join_type='inner',
-        left_columns=['customer_id', 'amount'],
+        left_columns=none if wide else ['customer_id', 'amount'],
         right_columns=['customer_name']
     )) }}
 {% endmacro %}
 
 
-{% macro bench_partitioned_compaction() %}
-    {#- The compaction_incremental case: the snapshot and its delta batches, compacted. -#}
+{% macro bench_partitioned_compaction(delta='ci_delta') %}
+    {#- The compaction_incremental case: the snapshot and its delta batches (`delta`: ci_delta, whose
+        batches each fall in one partition, or ci_delta_spread, spread over all), compacted. -#}
     {{ return(joinery.compact(
-        snapshot=source('bench', 'ci_snapshot'),
-        deltas=[source('bench', 'ci_delta')],
+        snapshot=bench_source('ci_snapshot'),
+        deltas=[bench_source(delta)],
         key='id',
         updated_at='ts',
         loaded_at='loaded_at'
