@@ -9,8 +9,8 @@ export DBT_PROFILES_DIR ?= $(CURDIR)/profiles
 # More workers than cores: a worker spends part of its time waiting on dbt, the metastore and process
 # starts (benchmarks/optimizations.md, "The test suite").
 TEST_WORKERS ?= 4
-CHECK_TESTS := $(addprefix python_tests/,test_macro_layout.py test_security.py test_input_formats.py \
-	test_rebuild.py test_upsert_delta.py)
+CHECK_TESTS := $(addprefix python_tests/,test_macro_layout.py test_packaging.py test_security.py \
+	test_input_formats.py test_rebuild.py test_upsert_delta.py)
 
 .PHONY: demo test check setup lint thrift-start thrift-stop thrift-status cluster-start cluster-stop cluster-status bench clean
 
@@ -24,7 +24,7 @@ test: setup
 	$(MAKE) --no-print-directory lint
 
 ## check: the quick tier for everyday work: ruff, sqlfluff on the SQL sources, and the tests of the
-## layout, the input formats of every capability and joinery_upsert's commit paths
+## layout, the package's surface, the input formats of every capability and joinery_upsert's commits
 check: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .

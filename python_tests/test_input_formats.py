@@ -12,7 +12,7 @@ Each model's rows, read back as multisets, must equal a plain-Python reference c
 input rows, and on delta and iceberg inputs equal, whole rows included, the rows built from parquet.
 The inputs carry what tripped the capabilities before: a 30-field struct and a 30-alternative union,
 which `describe` prints cut short, so joinery reads their types again through
-`joinery.describe_as_json` (a temporary view, as Delta and Iceberg tables have no JSON describe);
+`joinery._describe_as_json` (a temporary view, as Delta and Iceberg tables have no JSON describe);
 struct field names that need quoting (`page-view`, `x.y`, and `a b`, which Delta allows only with
 column mapping); and, on Delta, an input with deletion vectors and column mapping whose columns were
 renamed and dropped (on Iceberg the same renames, drop and delete).

@@ -1,5 +1,5 @@
-"""The layout of joinery's macros, read from the files (no Spark): the macros of joinery_upsert stay
-short, the macro folders (and joinery_upsert's parts) call each other in one direction only, and every
+"""The layout of joinery's macros, read from the files (no Spark): every macro stays short (a screen),
+the macro folders (and joinery_upsert's parts) call each other in one direction only, and every
 `joinery.<name>(...)` call names a macro that exists."""
 
 from __future__ import annotations
@@ -57,9 +57,9 @@ def folder_calls(definitions: dict[str, str]) -> dict[str, set[str]]:
     return graph
 
 
-def test_no_macro_of_joinery_upsert_exceeds_60_lines():
-    paths = sorted((MACROS / "joinery_upsert").rglob("*.sql"))
-    assert paths
+def test_no_macro_exceeds_60_lines():
+    paths = sorted(MACROS.rglob("*.sql"))
+    assert len(paths) > 20
     too_long = [
         f"{path.relative_to(REPO_ROOT)}: {name} has {lines} lines"
         for path in paths

@@ -55,14 +55,9 @@ def joinery_macros(manifest: dict) -> dict[str, dict]:
 
 
 def is_internal(macro: dict) -> bool:
-    """Marked as not part of the package's API: a `_` prefix, or in its yml `docs: {show: false}`,
-    `meta: {internal: true}` or a description starting with "Internal"."""
-    return (
-        macro["name"].startswith("_")
-        or not macro["docs"].get("show", True)
-        or bool(macro["meta"].get("internal"))
-        or macro["description"].strip().lower().startswith("internal")
-    )
+    """Not part of the package's API: named with a leading `_`, as dbt-utils names its helpers, so a
+    reader of a call site sees it without the yml."""
+    return macro["name"].startswith("_")
 
 
 # Macros dbt itself calls by their bare name (a project overrides them by defining one): dbt does not
@@ -70,19 +65,14 @@ def is_internal(macro: dict) -> bool:
 DBT_NAMED_OVERRIDES = {"generate_schema_name", "generate_alias_name", "generate_database_name"}
 
 
-def is_public(macro: dict, all_names: set[str]) -> bool:
+def is_public(macro: dict) -> bool:
     """Public: what a user calls as joinery.<name>. Dispatch implementations (default__/spark__),
     materializations, generic tests and dbt's own overridable macros are reached through dbt, not by
-    name. The shared argument and introspection helpers in macros/common are joinery's own toolbox
-    (DESIGN.md) unless dispatched."""
+    name. Every other macro without the `_` prefix is public."""
     name = macro["name"]
     if name.startswith(("materialization_", "test_")) or "__" in name or is_internal(macro):
         return False
-    if name in DBT_NAMED_OVERRIDES:
-        return False
-    if macro["original_file_path"].startswith("macros/common/"):
-        return f"default__{name}" in all_names
-    return True
+    return name not in DBT_NAMED_OVERRIDES
 
 
 def signature_arguments(macro: dict) -> list[str]:
@@ -212,13 +202,29 @@ def test_every_public_macro_is_called_from_integration_tests():
     assert not missing, f"public macros not called from integration_tests/models: {missing}"
 
 
+def test_examples_and_integration_tests_call_no_internal_macro():
+    # The examples and the integration project use only what a user may: a `_` macro can change.
+    # (joinery's generic tests in tests/generic/ are package code, as the macros are.)
+    sources = [
+        *(REPO_ROOT / "models").rglob("*.sql"),
+        *(INTEGRATION / "models").rglob("*.sql"),
+        *(INTEGRATION / "tests").rglob("*.sql"),
+    ]
+    calls = sorted(
+        f"{path.relative_to(REPO_ROOT)}: joinery.{name}"
+        for path in sources
+        for name in set(re.findall(r"\bjoinery\.(_\w+)", path.read_text()))
+    )
+    assert not calls, "internal macros called outside macros/:\n" + "\n".join(calls)
+
+
 def test_public_macros_are_dispatched_and_documented(dbt):
     dbt.invoke("parse")
     manifest = json.loads((dbt.target_path / "manifest.json").read_text())
     macros = joinery_macros(manifest)
     problems = []
     for name, macro in sorted(macros.items()):
-        if not is_public(macro, set(macros)):
+        if not is_public(macro):
             continue
         where = macro["original_file_path"]
         if not re.search(rf"adapter\.dispatch\(\s*['\"]{name}['\"]\s*,\s*['\"]joinery['\"]\s*\)", macro["macro_sql"]):

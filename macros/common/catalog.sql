@@ -18,11 +18,11 @@
     {% if (name is none or '.' not in name) and not iceberg %}
         {{ return(default__generate_schema_name(name, node)) }}
     {% elif name is none or '.' not in name %}
-        {{ return(joinery.iceberg_catalogs()[0] ~ '.' ~ default__generate_schema_name(name, node)) }}
+        {{ return(joinery._iceberg_catalogs()[0] ~ '.' ~ default__generate_schema_name(name, node)) }}
     {% endif %}
     {% set parts = name.split('.') %}
     {% if not modules.re.match('^[A-Za-z_][A-Za-z0-9_]*\\.[A-Za-z_][A-Za-z0-9_]*$', name) %}
-        {{ joinery.raise_argument_error('catalog_schema_name', 'schema', name,
+        {{ joinery._raise_argument_error('catalog_schema_name', 'schema', name,
             "expected '<catalog>.<namespace>' (two identifiers), e.g. 'iceberg.sales'") }}
     {% endif %}
     {{ return(parts[0] ~ '.' ~ default__generate_schema_name(parts[1], node)) }}
@@ -45,7 +45,7 @@
 {% endmacro %}
 
 
-{% macro iceberg_catalogs() %}
+{% macro _iceberg_catalogs() %}
     {#- The catalogs that hold Iceberg tables: var `joinery_iceberg_catalogs` (default ['iceberg'],
         the catalog of joinery's Sparks). Add spark_catalog there when Iceberg's SparkSessionCatalog
         serves it. -#}
@@ -67,22 +67,22 @@
         {{ return(none) }}
     {% endif %}
     {% set catalog = joinery.schema_catalog(relation) or 'spark_catalog' %}
-    {% set iceberg_catalogs = joinery.iceberg_catalogs() %}
+    {% set iceberg_catalogs = joinery._iceberg_catalogs() %}
     {% set file_format = file_format | lower %}
     {% if file_format == 'iceberg' and catalog not in iceberg_catalogs %}
-        {{ joinery.raise_argument_error('validate_catalog_format', 'file_format', file_format, relation
+        {{ joinery._raise_argument_error('validate_catalog_format', 'file_format', file_format, relation
             ~ ' is in catalog ' ~ catalog ~ ", which is not an Iceberg catalog; put the model in one with "
             ~ "schema='" ~ iceberg_catalogs[0] ~ ".<namespace>' (catalogs in var joinery_iceberg_catalogs: "
             ~ tojson(iceberg_catalogs) ~ '), or use another file_format') }}
     {% elif file_format != 'iceberg' and catalog in iceberg_catalogs and catalog != 'spark_catalog' %}
-        {{ joinery.raise_argument_error('validate_catalog_format', 'file_format', file_format, relation
+        {{ joinery._raise_argument_error('validate_catalog_format', 'file_format', file_format, relation
             ~ ' is in the Iceberg catalog ' ~ catalog ~ ", which holds only Iceberg tables (no views): use "
             ~ "file_format='iceberg' there, or a schema without the '" ~ catalog ~ ".' prefix") }}
     {% endif %}
 {% endmacro %}
 
 
-{% macro describe_as_json(relation) %}
+{% macro _describe_as_json(relation) %}
     {#- `describe table extended ... as json` of a relation, parsed. Spark has it only for a V1 table
         of spark_catalog: a Delta table there is a V2 table, as is every table of another catalog
         (NOT_SUPPORTED_COMMAND_FOR_V2_TABLE). So the relation is described through a temporary view

@@ -3,13 +3,13 @@
     joinery decides whether two rows are the same (an incremental run's unchanged rows, a test's
     multiset comparison) or breaks ties by the row's content, it compares these forms instead. -#}
 
-{% macro comparable_sql(expression, type) %}
+{% macro _comparable_sql(expression, type) %}
     {#- `expression`, of Spark type `type` (as `describe` prints it), in a form Spark compares,
         orders and hashes exactly: a top-level collated string cast to the default binary collation;
         a map, a variant or any type holding one, or a collated string nested in a struct or array,
         as its JSON text (a map's entries in their stored order); anything else as it is. -#}
     {% set t = type | lower %}
-    {% if joinery.is_comparable_type(t) and ' collate ' not in t %}
+    {% if joinery._is_comparable_type(t) and ' collate ' not in t %}
         {{ return(expression) }}
     {% endif %}
     {% if t.startswith('string collate ') %}
@@ -19,20 +19,20 @@
 {% endmacro %}
 
 
-{% macro is_comparable_type(type) %}
+{% macro _is_comparable_type(type) %}
     {#- Whether Spark can compare values of `type` (a key must be): not a map or a variant, nor a
         type holding one. -#}
     {{ return(modules.re.search('map<|(^|[<:,])variant($|[>,])', type | lower) is none) }}
 {% endmacro %}
 
 
-{% macro same_value_sql(left, right, type) %}
+{% macro _same_value_sql(left, right, type) %}
     {#- `left` and `right`, of Spark type `type`, hold the same value (NULL equal to NULL). -#}
-    {{ return(joinery.comparable_sql(left, type) ~ ' <=> ' ~ joinery.comparable_sql(right, type)) }}
+    {{ return(joinery._comparable_sql(left, type) ~ ' <=> ' ~ joinery._comparable_sql(right, type)) }}
 {% endmacro %}
 
 
-{% macro comparable_select_sql(columns, names, prefix=none) %}
+{% macro _comparable_select_sql(columns, names, prefix=none) %}
     {#- The select list of columns `names`, each in its comparable form under its own name, typed
         from `columns` (adapter Columns of the relation, read by the caller); `*` when there are no
         names (at parse time). A name without a type (a relation not built yet, at `dbt compile`)
@@ -46,9 +46,9 @@
     {% endfor %}
     {% set parts = [] %}
     {% for name in names %}
-        {% set column_sql = (prefix ~ '.' if prefix else '') ~ joinery.quote_identifier(name) %}
-        {% do parts.append(joinery.comparable_sql(column_sql, types.get(name | lower, ''))
-            ~ ' as ' ~ joinery.quote_identifier(name)) %}
+        {% set column_sql = (prefix ~ '.' if prefix else '') ~ joinery._quote_identifier(name) %}
+        {% do parts.append(joinery._comparable_sql(column_sql, types.get(name | lower, ''))
+            ~ ' as ' ~ joinery._quote_identifier(name)) %}
     {% endfor %}
     {{ return(parts | join(', ')) }}
 {% endmacro %}

@@ -1,7 +1,7 @@
 {#- Reading the columns of a relation. Guarded by `execute`, so parsing, `dbt ls` and linting never
     query Spark: at parse time these return empty results and callers must not fail on them. -#}
 
-{% macro columns_of(relation, required=true) %}
+{% macro _columns_of(relation, required=true) %}
     {#- Columns of a relation as adapter Column objects (name, dtype), in table order. A relation
         that does not exist is an error, or no columns when not `required` (a generic test compiled
         before its relations are built, e.g. by `dbt compile`). -#}
@@ -29,7 +29,7 @@
             ~ 'view of that name). Build it first: dbt builds a model after the ref()s it declares (a ref() used '
             ~ 'only inside a Jinja condition needs a `-- depends_on: {{ ref(...) }}` line), or check its name') %}
     {% endif %}
-    {% set fixed = joinery.parseable_struct_types(relation, columns | map(attribute='name') | list,
+    {% set fixed = joinery._parseable_struct_types(relation, columns | map(attribute='name') | list,
         columns | map(attribute='dtype') | list) %}
     {% if not fixed %}
         {{ return(columns) }}
@@ -42,21 +42,21 @@
 {% endmacro %}
 
 
-{% macro parseable_struct_types(relation, names, types) %}
+{% macro _parseable_struct_types(relation, names, types) %}
     {#- {column name: type} for the columns whose described type Spark cannot parse back. `describe`
         prints a struct as Spark's simpleString, which cuts a struct of more than 25 fields
         (`... 5 more fields`) and leaves field names bare (`struct<page-view:int>`); such types are
-        read again from `describe table extended ... as json` (Spark 4, joinery.describe_as_json): one
+        read again from `describe table extended ... as json` (Spark 4, joinery._describe_as_json): one
         more statement for a relation with a struct column, none for others. Other types stay as described: the JSON
         form spells a char or varchar field of a struct as string. -#}
     {% if not execute or 'struct<' not in (types | join(' ') | lower) %}
         {{ return({}) }}
     {% endif %}
-    {% set described = joinery.describe_as_json(relation) %}
+    {% set described = joinery._describe_as_json(relation) %}
     {% set fixed = {} %}
     {% for column in described['columns'] %}
         {% set index = names.index(column['name']) if column['name'] in names else none %}
-        {% set exact = joinery.spark_type_sql(column['type']) %}
+        {% set exact = joinery._spark_type_sql(column['type']) %}
         {% if index is not none and 'struct<' in types[index] | lower
             and (' more fields' in types[index] or '`' in exact) %}
             {% do fixed.update({column['name']: exact}) %}
@@ -66,7 +66,7 @@
 {% endmacro %}
 
 
-{% macro spark_type_sql(spec) %}
+{% macro _spark_type_sql(spec) %}
     {#- A type of `describe ... as json` as Spark SQL, spelled as `describe` spells the types it
         prints in full (lowercase, no spaces in nested types), field names quoted only where they
         need it. Field nullability and comments are not kept, as `describe` does not print them. -#}
@@ -75,15 +75,15 @@
         {% set fields = [] %}
         {% for field in spec['fields'] %}
             {% set name_sql = field['name'] if modules.re.match('^[A-Za-z_][A-Za-z0-9_]*$', field['name'])
-                else joinery.quote_identifier(field['name']) %}
-            {% do fields.append(name_sql ~ ':' ~ joinery.spark_type_sql(field['type'])) %}
+                else joinery._quote_identifier(field['name']) %}
+            {% do fields.append(name_sql ~ ':' ~ joinery._spark_type_sql(field['type'])) %}
         {% endfor %}
         {{ return('struct<' ~ fields | join(',') ~ '>') }}
     {% elif name == 'array' %}
-        {{ return('array<' ~ joinery.spark_type_sql(spec['element_type']) ~ '>') }}
+        {{ return('array<' ~ joinery._spark_type_sql(spec['element_type']) ~ '>') }}
     {% elif name == 'map' %}
-        {{ return('map<' ~ joinery.spark_type_sql(spec['key_type']) ~ ','
-            ~ joinery.spark_type_sql(spec['value_type']) ~ '>') }}
+        {{ return('map<' ~ joinery._spark_type_sql(spec['key_type']) ~ ','
+            ~ joinery._spark_type_sql(spec['value_type']) ~ '>') }}
     {% elif name == 'decimal' %}
         {{ return('decimal(' ~ spec['precision'] ~ ',' ~ spec['scale'] ~ ')') }}
     {% elif spec.get('length') is not none %}
@@ -98,12 +98,12 @@
 {% endmacro %}
 
 
-{% macro column_names(relation, required=true) %}
-    {{ return(joinery.columns_of(relation, required) | map(attribute='name') | list) }}
+{% macro _column_names(relation, required=true) %}
+    {{ return(joinery._columns_of(relation, required) | map(attribute='name') | list) }}
 {% endmacro %}
 
 
-{% macro find_column(names, wanted) %}
+{% macro _find_column(names, wanted) %}
     {#- The name in `names` equal to `wanted` ignoring case (Spark resolves columns case-insensitively),
         or none. -#}
     {% for name in names if name | lower == wanted | lower %}
@@ -113,18 +113,18 @@
 {% endmacro %}
 
 
-{% macro require_columns(relation, columns, argument, macro_name, available=none) %}
+{% macro _require_columns(relation, columns, argument, macro_name, available=none) %}
     {#- Every name in `columns` must be a column of `relation`; returns them spelled as in the relation.
         `available`: the relation's column names, when the caller already read them. Skipped at parse
         time (no columns known). -#}
     {% if not execute %}
         {{ return(columns) }}
     {% endif %}
-    {% set available = available if available is not none else joinery.column_names(relation) %}
+    {% set available = available if available is not none else joinery._column_names(relation) %}
     {% set found = [] %}
     {% set missing = [] %}
     {% for column in columns %}
-        {% set match = joinery.find_column(available, column) %}
+        {% set match = joinery._find_column(available, column) %}
         {% if match is none %}
             {% do missing.append(column) %}
         {% else %}
@@ -132,30 +132,31 @@
         {% endif %}
     {% endfor %}
     {% if missing %}
-        {{ joinery.raise_argument_error(macro_name, argument, missing,
+        {{ joinery._raise_argument_error(macro_name, argument, missing,
             'no such column in ' ~ relation ~ '; its columns are ' ~ tojson(available)) }}
     {% endif %}
     {{ return(found) }}
 {% endmacro %}
 
 
-{% macro equal_rows_columns(expected, columns, expected_columns) %}
+{% macro _equal_rows_columns(expected, columns, expected_columns) %}
     {#- The columns the `equal_rows` test compares: `columns` if given, else those of `expected`
         (`expected_columns`, read once by the test). -#}
     {% if expected is none %}
-        {{ joinery.raise_argument_error('equal_rows', 'expected', expected, 'expected a relation: ref() or source()') }}
+        {{ joinery._raise_argument_error('equal_rows', 'expected', expected,
+            'expected a relation: ref() or source()') }}
     {% endif %}
     {% if columns is not none %}
-        {{ return(joinery.as_list(columns, 'columns', 'equal_rows')) }}
+        {{ return(joinery._as_list(columns, 'columns', 'equal_rows')) }}
     {% endif %}
     {{ return(expected_columns | map(attribute='name') | list) }}
 {% endmacro %}
 
 
-{% macro describe_relation(relation) %}
+{% macro _describe_relation(relation) %}
     {#- Columns, partition columns, location, type and provider (file format, lower case) of a table
         (or the columns of a view), from one `describe table extended`, and a second one as JSON when
-        a column holds a struct (parseable_struct_types). The one parser of `describe` output. -#}
+        a column holds a struct (_parseable_struct_types). The one parser of `describe` output. -#}
     {% set rows = run_query('describe table extended ' ~ relation).rows %}
     {% set info = {'columns': [], 'partition_columns': [], 'location': none, 'type': none, 'provider': none} %}
     {% set section = namespace(name='columns') %}
@@ -179,7 +180,7 @@
             {% do info.update({key | lower: value | lower if key == 'Provider' else value}) %}
         {% endif %}
     {% endfor %}
-    {% set fixed = joinery.parseable_struct_types(relation, info['columns'] | map(attribute='name') | list,
+    {% set fixed = joinery._parseable_struct_types(relation, info['columns'] | map(attribute='name') | list,
         info['columns'] | map(attribute='type') | list) %}
     {% for column in info['columns'] if column['name'] in fixed %}
         {% do column.update({'type': fixed[column['name']]}) %}
@@ -188,7 +189,7 @@
 {% endmacro %}
 
 
-{% macro table_properties(relation) %}
+{% macro _table_properties(relation) %}
     {#- A table's properties (`show tblproperties`) as a dict. -#}
     {% set properties = {} %}
     {% for row in run_query('show tblproperties ' ~ relation).rows %}
@@ -198,7 +199,7 @@
 {% endmacro %}
 
 
-{% macro relation_provider(relation) %}
+{% macro _relation_provider(relation) %}
     {#- The table's provider (delta, iceberg, parquet, hive, ...), lower case: from dbt's relation
         cache (`show table extended`) when it has it, else from one `describe table extended`. -#}
     {% set found = modules.re.search('(?m)^Provider: *(\\S+)', relation.information or '') %}

@@ -1,6 +1,6 @@
 {#- Matching rows on their key columns: the one place every capability builds its join condition. -#}
 
-{% macro key_match(keys, left, right, right_keys=none, null_safe=true, equal_columns=[]) %}
+{% macro _key_match(keys, left, right, right_keys=none, null_safe=true, equal_columns=[]) %}
     {#- `left`.k1 <=> `right`.k1 and ...: null-safe by default, so a NULL key part behaves like a
         value (matched, not duplicated). `right_keys`: the right side's columns, pairwise, when they
         are named otherwise (a foreign key). `null_safe=false`, or a column in `equal_columns`,
@@ -11,8 +11,8 @@
     {% set terms = [] %}
     {% for key in keys %}
         {% set operator = ' <=> ' if null_safe and key | lower not in equal else ' = ' %}
-        {% do terms.append(left ~ '.' ~ joinery.quote_identifier(key) ~ operator ~ right ~ '.'
-            ~ joinery.quote_identifier(others[loop.index0])) %}
+        {% do terms.append(left ~ '.' ~ joinery._quote_identifier(key) ~ operator ~ right ~ '.'
+            ~ joinery._quote_identifier(others[loop.index0])) %}
     {% endfor %}
     {{ return(terms | join(' and ')) }}
 {% endmacro %}

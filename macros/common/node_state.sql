@@ -6,8 +6,8 @@
     A context is either the node's compile or its run, so state set while compiling is not seen by
     the run: callers that need a value at run time compute it there (docs/DESIGN.md, "State"). -#}
 
-{% macro node_state(name) %}
-    {#- What this node's context holds under `name` (set_node_state), or none. load_result hands a
+{% macro _node_state(name) %}
+    {#- What this node's context holds under `name` (_set_node_state), or none. load_result hands a
         result out once, so it is stored again for the next reader. -#}
     {% set key = 'joinery_state_' ~ name %}
     {% set found = load_result(key) %}
@@ -19,7 +19,7 @@
 {% endmacro %}
 
 
-{% macro set_node_state(name, value) %}
-    {#- Keep `value` under `name` for the rest of this node's context (node_state). -#}
+{% macro _set_node_state(name, value) %}
+    {#- Keep `value` under `name` for the rest of this node's context (_node_state). -#}
     {% do store_result('joinery_state_' ~ name, response=value) %}
 {% endmacro %}

@@ -1,13 +1,13 @@
 {#- SQL text joinery writes into queries from values it read or was given. -#}
 
-{% macro sql_string(text) %}
+{% macro _sql_string(text) %}
     {#- `text` as a Spark SQL string literal: backslashes and quotes escaped (Spark reads a backslash
         in a literal as an escape), so any path, JSON, name or value round-trips. -#}
     {{ return("'" ~ (text | string | replace('\\', '\\\\') | replace("'", "\\'")) ~ "'") }}
 {% endmacro %}
 
 
-{% macro sql_expression(text) %}
+{% macro _sql_expression(text) %}
     {#- A user's SQL expression (a port's `when`, `deleted`, `build_where`, ...) as joinery pastes it
         into its SQL, often mid-line: one that ends in a line comment (`amount > 20 -- big orders`)
         would comment out the rest of the statement, so it then ends with a line break. -#}
@@ -15,28 +15,28 @@
 {% endmacro %}
 
 
-{% macro watermark_text_sql(expression, type) %}
+{% macro _watermark_text_sql(expression, type) %}
     {#- `expression` (of `type`) as the text a stored watermark keeps, which a later run, perhaps in
-        another session time zone, reads back with typed_literal. A timestamp carries its UTC offset
+        another session time zone, reads back with _typed_literal. A timestamp carries its UTC offset
         (`2024-02-01 00:00:00.000000+01:00`): `cast(... as string)` writes the wall time of the
         session's zone, and read back in another zone that names another instant (five hours later
         from UTC to New York, so the rows loaded in between were skipped). Other types: their cast. -#}
     {% if type | lower in ['timestamp', 'timestamp_ltz'] %}
-        {{ return('date_format(' ~ expression ~ ', ' ~ joinery.sql_string('yyyy-MM-dd HH:mm:ss.SSSSSSXXX') ~ ')') }}
+        {{ return('date_format(' ~ expression ~ ', ' ~ joinery._sql_string('yyyy-MM-dd HH:mm:ss.SSSSSSXXX') ~ ')') }}
     {% endif %}
     {{ return('cast(' ~ expression ~ ' as string)') }}
 {% endmacro %}
 
 
-{% macro typed_literal(text, type) %}
+{% macro _typed_literal(text, type) %}
     {#- A value Spark rendered as a string (`cast(x as string)`), as a literal of its type again: how
         a watermark read before a run, or a partition value, is written into a query, where a filter
         on a literal reaches the scan. -#}
-    {{ return('cast(' ~ joinery.sql_string(text) ~ ' as ' ~ type ~ ')') }}
+    {{ return('cast(' ~ joinery._sql_string(text) ~ ' as ' ~ type ~ ')') }}
 {% endmacro %}
 
 
-{% macro fail_when_sql(condition, message_sql) %}
+{% macro _fail_when_sql(condition, message_sql) %}
     {#- A row filter that is true for good rows and stops the query with `message_sql` on a bad one:
         Spark cannot tell which rows a run will read before it reads them. -#}
     {{ return('(case when ' ~ condition ~ ' then raise_error(' ~ message_sql ~ ') else true end)') }}

@@ -10,7 +10,7 @@
     and no other adapter picks it up. -#}
 
 {% materialization joinery_upsert, adapter='spark' %}
-    {% set settings = joinery.upsert_settings() %}
+    {% set settings = joinery._upsert_settings() %}
     {% set target = this.incorporate(type='table') %}
     {% do joinery.validate_catalog_format(target, settings.file_format) %}
     {% set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) %}
@@ -25,15 +25,15 @@
     {% endif %}
 
     {% set merged = settings.file_format in ('delta', 'iceberg') %}
-    {% set state = joinery.upsert_run_state(target, settings, merged) %}
-    {% set mode = joinery.upsert_decide_build_mode(state.costs, settings) %}
-    {% set sql = joinery.upsert_model_sql(mode) %}
-    {% do joinery.upsert_assert_contract(sql, settings) %}
-    {% do joinery.upsert_apply(target, existing, sql, settings, mode, state) %}
+    {% set state = joinery._upsert_run_state(target, settings, merged) %}
+    {% set mode = joinery._upsert_decide_build_mode(state.costs, settings) %}
+    {% set sql = joinery._upsert_model_sql(mode) %}
+    {% do joinery._upsert_assert_contract(sql, settings) %}
+    {% do joinery._upsert_apply(target, existing, sql, settings, mode, state) %}
 
     {% if not (merged and mode.full) %}
         {#- A delta or iceberg full build creates the table with them. -#}
-        {% do joinery.upsert_apply_properties(target) %}
+        {% do joinery._upsert_apply_properties(target) %}
     {% endif %}
     {% do apply_grants(target, config.get('grants'), should_revoke=should_revoke(existing, full_refresh_mode=true)) %}
     {{ run_hooks(post_hooks, inside_transaction=True) }}
@@ -43,45 +43,45 @@
 {% endmaterialization %}
 
 
-{% macro upsert_run_state(target, settings, merged) %}
+{% macro _upsert_run_state(target, settings, merged) %}
     {#- What the run knows of the table before it decides its build mode: on an incremental run of a
         delta or iceberg table, what its commits say (merge_commit/table_state.sql: how it was built,
         checked against the config, and the times of its last runs); of a parquet/orc/Hive table, its
         properties; {'costs': {}} on a full build. -#}
-    {% if joinery.upsert_structural_build_mode().full %}
+    {% if joinery._upsert_structural_build_mode().full %}
         {{ return({'built': none, 'costs': {}, 'properties': none}) }}
     {% elif not merged %}
         {#- parquet/orc/Hive: the table's properties (directory_commit/journal.sql), which its commits
             keep the times of its runs in (`joinery.costs`). -#}
-        {% set properties = joinery.table_properties(target.render()) %}
+        {% set properties = joinery._table_properties(target.render()) %}
         {{ return({'built': none, 'properties': properties,
             'costs': fromjson(properties.get('joinery.costs') or '{}') or {}}) }}
     {% endif %}
-    {% set state = joinery.upsert_table_state(target, settings) %}
+    {% set state = joinery._upsert_table_state(target, settings) %}
     {#- Before the cost rule: a changed key or partitioning is an error whether or not this run would
         rebuild, so that it changes only with --full-refresh. -#}
-    {% do joinery.upsert_check_built(target, state.built, settings) %}
+    {% do joinery._upsert_check_built(target, state.built, settings) %}
     {{ return(state) }}
 {% endmacro %}
 
 
-{% macro upsert_apply(target, existing, sql, settings, mode, state=none) %}
+{% macro _upsert_apply(target, existing, sql, settings, mode, state=none) %}
     {#- Apply the run's SQL to `target` by the commit path of its format: prepare (checks, and on
         parquet the new version written and checked), then the tombstones (tombstones.sql), then
         the one commit. Also how tombstones.sql writes its companion table. -#}
     {% if settings.file_format in ('delta', 'iceberg') %}
-        {% set prepared = joinery.upsert_merge_prepare(target, sql, settings, mode, state) %}
+        {% set prepared = joinery._upsert_merge_prepare(target, sql, settings, mode, state) %}
     {% else %}
-        {% set prepared = joinery.upsert_rewrite_prepare(target, existing, sql, settings, mode,
+        {% set prepared = joinery._upsert_rewrite_prepare(target, existing, sql, settings, mode,
             state.properties if state else none) %}
     {% endif %}
     {% if not prepared.skip %}
         {#- Before the table's commit: a tombstone whose commit fails is applied again by the next run. -#}
-        {% do joinery.upsert_write_tombstones(target, prepared.changes, prepared.change_info, settings, mode.full) %}
+        {% do joinery._upsert_write_tombstones(target, prepared.changes, prepared.change_info, settings, mode.full) %}
     {% endif %}
     {% if settings.file_format in ('delta', 'iceberg') %}
-        {% do joinery.upsert_merge_commit(target, existing, sql, settings, prepared) %}
+        {% do joinery._upsert_merge_commit(target, existing, sql, settings, prepared) %}
     {% else %}
-        {% do joinery.upsert_rewrite_commit(target, existing, settings, prepared) %}
+        {% do joinery._upsert_rewrite_commit(target, existing, settings, prepared) %}
     {% endif %}
 {% endmacro %}

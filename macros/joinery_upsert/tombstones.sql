@@ -6,7 +6,7 @@
     like the table and unpartitioned, so a kill leaves it at its old or its new version; it is
     written before the table's commit (docs/compaction.md, "Tombstones", walks through why). -#}
 
-{% macro upsert_write_tombstones(target, changes, change_info, settings, full_build) %}
+{% macro _upsert_write_tombstones(target, changes, change_info, settings, full_build) %}
     {#- Apply this run's changes to the companion: a change flagged deleted records its key's
         tombstone, with its values of the tombstone columns; a live change clears its key's
         tombstone, and so does a delete whose tombstone columns are all NULL (that version is beaten
@@ -17,9 +17,9 @@
     {% set names = change_info.columns | map(attribute='name') | list %}
     {% set versions = [] %}
     {% for column in settings.tombstones %}
-        {% set found = joinery.find_column(names, column) %}
+        {% set found = joinery._find_column(names, column) %}
         {% if found is none %}
-            {{ joinery.upsert_argument_error('tombstones', settings.tombstones, 'column ' ~ column
+            {{ joinery._upsert_argument_error('tombstones', settings.tombstones, 'column ' ~ column
                 ~ " is not a column of the model's SELECT; its columns are " ~ tojson(names), changes) }}
         {% endif %}
         {% do versions.append(found) %}
@@ -30,25 +30,25 @@
     {% set marker = settings.deleted_column %}
     {% set known = [] %}
     {% for column in versions %}
-        {% do known.append('changed.' ~ joinery.quote_identifier(column) ~ ' is not null') %}
+        {% do known.append('changed.' ~ joinery._quote_identifier(column) ~ ' is not null') %}
     {% endfor %}
-    {% set records = 'not ' ~ joinery.upsert_live_condition(change_info, 'changed') ~ ' and ('
+    {% set records = 'not ' ~ joinery._upsert_live_condition(change_info, 'changed') ~ ' and ('
         ~ known | join(' or ') ~ ')' if change_info.deleted is not none else 'false' %}
     {#- An incremental run touches only the keys it records, and those holding a tombstone now: a
         run whose changes touch no tombstone leaves the companion as it is. -#}
     {% set incremental = existing is not none and not full_build %}
     {% set sql %}
 select
-    {{ joinery.quoted_column_list(change_info['keys'] + versions, 'changed') }},
+    {{ joinery._quoted_column_list(change_info['keys'] + versions, 'changed') }},
     current_timestamp() as _joinery_recorded_at,
-    not ({{ records }}) as {{ joinery.quote_identifier(marker) }}
+    not ({{ records }}) as {{ joinery._quote_identifier(marker) }}
 from {{ changes }} as changed
 {%- if incremental %}
 left join (
-    select {{ joinery.quoted_column_list(change_info['keys']) }}, true as _joinery_held
+    select {{ joinery._quoted_column_list(change_info['keys']) }}, true as _joinery_held
     from {{ companion }}
 ) as held
-    on {{ joinery.key_match(change_info['keys'], 'changed', 'held') }}
+    on {{ joinery._key_match(change_info['keys'], 'changed', 'held') }}
 where {{ records }} or held._joinery_held
 {%- else %}
 where {{ records }}
@@ -60,5 +60,5 @@ where {{ records }}
     {#- The companion is rebuilt whenever its table is. -#}
     {% set mode = {'full': not incremental, 'reason': 'tombstones of a full build' if existing is not none
         else 'first build of the tombstones'} %}
-    {% do joinery.upsert_apply(companion, existing, sql, companion_settings, mode) %}
+    {% do joinery._upsert_apply(companion, existing, sql, companion_settings, mode) %}
 {% endmacro %}

@@ -8,29 +8,29 @@
 {% endmacro %}
 
 {% macro default__maintain(relation, retain_hours=168, optimize=true, allow_short_retention=false) %}
-    {% set parts = joinery.maintain_name_parts(relation) %}
+    {% set parts = joinery._maintain_name_parts(relation) %}
     {% if retain_hours is not number or retain_hours is boolean or retain_hours < 0 %}
-        {{ joinery.raise_argument_error('maintain', 'retain_hours', retain_hours,
+        {{ joinery._raise_argument_error('maintain', 'retain_hours', retain_hours,
             'expected a number of hours >= 0: how long the files of older table versions are kept') }}
     {% endif %}
     {% for name, value in {'optimize': optimize, 'allow_short_retention': allow_short_retention}.items()
         if value is not boolean %}
-        {{ joinery.raise_argument_error('maintain', name, value, 'expected true or false') }}
+        {{ joinery._raise_argument_error('maintain', name, value, 'expected true or false') }}
     {% endfor %}
     {% set quoted = [] %}
     {% for part in parts %}
-        {% do quoted.append(joinery.quote_identifier(part)) %}
+        {% do quoted.append(joinery._quote_identifier(part)) %}
     {% endfor %}
     {% set table_sql = quoted | join('.') %}
     {% set provider = none %}
     {% for row in run_query('describe table extended ' ~ table_sql).rows if (row[0] or '') | trim == 'Provider' %}
         {% set provider = row[1] | trim | lower %}
         {% if provider == 'delta' %}
-            {% do joinery.maintain_delta(table_sql, retain_hours, optimize, allow_short_retention) %}
+            {% do joinery._maintain_delta(table_sql, retain_hours, optimize, allow_short_retention) %}
         {% elif provider == 'iceberg' %}
-            {% do joinery.maintain_iceberg(relation, parts, retain_hours, optimize) %}
+            {% do joinery._maintain_iceberg(relation, parts, retain_hours, optimize) %}
         {% else %}
-            {{ joinery.raise_argument_error('maintain', 'relation', table_sql, 'it is a ' ~ provider ~ ' table; '
+            {{ joinery._raise_argument_error('maintain', 'relation', table_sql, 'it is a ' ~ provider ~ ' table; '
                 ~ 'maintain keeps delta and iceberg tables (a joinery_upsert table of another format deletes '
                 ~ 'its superseded versions itself)') }}
         {% endif %}
@@ -38,12 +38,12 @@
             ~ 'files of versions older than ' ~ retain_hours ~ ' hours removed', info=true) }}
         {{ return(none) }}
     {% endfor %}
-    {{ joinery.raise_argument_error('maintain', 'relation', table_sql, 'no table provider found (is it a view?); '
+    {{ joinery._raise_argument_error('maintain', 'relation', table_sql, 'no table provider found (is it a view?); '
         ~ 'maintain keeps delta and iceberg tables') }}
 {% endmacro %}
 
 
-{% macro maintain_name_parts(relation) %}
+{% macro _maintain_name_parts(relation) %}
     {#- A relation, or its name as a string (`schema.table`, `catalog.schema.table`), as name parts. -#}
     {% if relation is string %}
         {% set parts = relation.split('.') %}
@@ -59,20 +59,20 @@
         {% set named.ok = false %}
     {% endfor %}
     {% if not named.ok %}
-        {{ joinery.raise_argument_error('maintain', 'relation', relation | string, 'expected a relation, or '
+        {{ joinery._raise_argument_error('maintain', 'relation', relation | string, 'expected a relation, or '
             ~ "a table's name as 'schema.table' or 'catalog.schema.table'") }}
     {% endif %}
     {{ return(parts) }}
 {% endmacro %}
 
 
-{% macro maintain_delta(table_sql, retain_hours, optimize, allow_short_retention) %}
+{% macro _maintain_delta(table_sql, retain_hours, optimize, allow_short_retention) %}
     {#- OPTIMIZE bin-packs the small files hourly MERGEs add; REORG ... APPLY (PURGE) rewrites the
         files that still carry deletion vectors, so deleted rows leave the data files; VACUUM then
         deletes files no version of the last `retain_hours` reads. -#}
     {% set checked_hours = 168 %}
     {% if retain_hours < checked_hours and not allow_short_retention %}
-        {{ joinery.raise_argument_error('maintain', 'retain_hours', retain_hours, 'Delta refuses to vacuum '
+        {{ joinery._raise_argument_error('maintain', 'retain_hours', retain_hours, 'Delta refuses to vacuum '
             ~ 'with a retention under ' ~ checked_hours ~ ' hours (a reader or writer still using an older '
             ~ 'version could fail, and time travel that far back ends); pass allow_short_retention=true '
             ~ 'to vacuum anyway (it sets spark.databricks.delta.retentionDurationCheck.enabled=false for it)') }}
@@ -91,16 +91,16 @@
 {% endmacro %}
 
 
-{% macro maintain_iceberg(relation, parts, retain_hours, optimize) %}
+{% macro _maintain_iceberg(relation, parts, retain_hours, optimize) %}
     {#- Iceberg's procedures, in the table's catalog: compact data files and position deletes, then
         expire snapshots older than `retain_hours` (their files go with them), keeping the last. -#}
     {% if parts | length < 3 %}
-        {{ joinery.raise_argument_error('maintain', 'relation', parts | join('.'), 'an iceberg table is '
+        {{ joinery._raise_argument_error('maintain', 'relation', parts | join('.'), 'an iceberg table is '
             ~ "maintained through its catalog's procedures: name it with its catalog, as "
             ~ "'catalog.schema.table' (or a relation whose schema names its catalog, as 'iceberg.<namespace>')") }}
     {% endif %}
     {% set procedures = parts[0] ~ '.system.' %}
-    {% set table = joinery.sql_string(parts[1] ~ '.' ~ parts[2]) %}
+    {% set table = joinery._sql_string(parts[1] ~ '.' ~ parts[2]) %}
     {% if optimize %}
         {% do run_query('call ' ~ procedures ~ 'rewrite_data_files(table => ' ~ table ~ ')') %}
         {% do run_query('call ' ~ procedures ~ 'rewrite_position_delete_files(table => ' ~ table ~ ')') %}

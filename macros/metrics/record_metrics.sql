@@ -13,19 +13,19 @@
         {{ return('') }}
     {% endif %}
     {% if schema is not none %}
-        {% do joinery.validate_identifier(schema, 'schema', 'record_metrics') %}
+        {% do joinery._validate_identifier(schema, 'schema', 'record_metrics') %}
     {% endif %}
     {% set metrics_table = this.incorporate(path={'schema': schema or this.schema, 'identifier': 'joinery_metrics'}) %}
-    {% do run_query(joinery.metrics_table_ddl(metrics_table)) %}
+    {% do run_query(joinery._metrics_table_ddl(metrics_table)) %}
 
-    {% set joins = joinery.metric_joins() %}
+    {% set joins = joinery._metric_joins() %}
     {% set measures = [] %}
     {% if joins %}
         {% for join in joins %}
             {% for input in join.inputs %}
-                {% do measures.append(joinery.metric_rows_in(input.name, input.relation)) %}
+                {% do measures.append(joinery._metric_rows_in(input.name, input.relation)) %}
             {% endfor %}
-            {% do measures.extend(joinery.metric_match_counts(join)) %}
+            {% do measures.extend(joinery._metric_match_counts(join)) %}
         {% endfor %}
     {% else %}
         {#- a model without multi_join: its rows in are those of every model, seed or source it reads -#}
@@ -34,7 +34,7 @@
             {% if node and node.resource_type in ('model', 'seed', 'snapshot', 'source') %}
                 {% set relation = api.Relation.create(database=node.database, schema=node.schema,
                     identifier=node.alias if node.resource_type != 'source' else node.identifier) %}
-                {% do measures.append(joinery.metric_rows_in(node.name, relation)) %}
+                {% do measures.append(joinery._metric_rows_in(node.name, relation)) %}
             {% endif %}
         {% endfor %}
     {% endif %}
@@ -43,13 +43,13 @@
         ~ this) %}
 
     {% set sql = [
-        'insert overwrite directory ' ~ joinery.sql_string(joinery.metrics_batch_directory(metrics_table, model.name))
+        'insert overwrite directory ' ~ joinery._sql_string(joinery._metrics_batch_directory(metrics_table, model.name))
             ~ ' using parquet',
         'select',
-        '    ' ~ joinery.sql_string(invocation_id) ~ ' as invocation_id,',
+        '    ' ~ joinery._sql_string(invocation_id) ~ ' as invocation_id,',
         '    current_timestamp() as recorded_at,',
-        '    ' ~ joinery.sql_string(model.name) ~ ' as model,',
-        '    ' ~ joinery.sql_string(this | string) ~ ' as relation,',
+        '    ' ~ joinery._sql_string(model.name) ~ ' as model,',
+        '    ' ~ joinery._sql_string(this | string) ~ ' as relation,',
         '    input,',
         '    metric,',
         '    value',
@@ -60,29 +60,29 @@
 {% endmacro %}
 
 
-{% macro metric_joins() %}
-    {#- The joins multi_join planned for this model (joinery.node_state). A post-hook runs in the
+{% macro _metric_joins() %}
+    {#- The joins multi_join planned for this model (joinery._node_state). A post-hook runs in the
         node's run, after its compile: the model is rendered once more there (its introspection
         statements again, nothing written) so that multi_join records them; [] for a model without
         multi_join. -#}
-    {% set joins = joinery.node_state('multi_join') %}
+    {% set joins = joinery._node_state('multi_join') %}
     {% if joins is none %}
         {% do render(model.raw_code) %}
-        {% set joins = joinery.node_state('multi_join') or [] %}
-        {% do joinery.set_node_state('multi_join', joins) %}
+        {% set joins = joinery._node_state('multi_join') or [] %}
+        {% do joinery._set_node_state('multi_join', joins) %}
     {% endif %}
     {{ return(joins) }}
 {% endmacro %}
 
 
-{% macro metrics_table_ddl(relation) %}
+{% macro _metrics_table_ddl(relation) %}
     {{ return('create table if not exists ' ~ relation ~ ' (invocation_id string, recorded_at timestamp, '
         ~ 'model string, relation string, input string, metric string, value bigint) using parquet '
         ~ "options ('recursiveFileLookup' = 'true')") }}
 {% endmacro %}
 
 
-{% macro metrics_batch_directory(relation, model_name) %}
+{% macro _metrics_batch_directory(relation, model_name) %}
     {#- Where one model's metrics of one invocation go: a directory of their own under the table's
         location. Two post-hooks appending to one parquet table at once (dbt threads > 1) clash on the
         table's shared _temporary directory; each writing its own directory cannot, and the table
@@ -95,13 +95,13 @@
 {% endmacro %}
 
 
-{% macro metric_rows_in(input_name, relation) %}
-    {{ return('select ' ~ joinery.sql_string(input_name) ~ " as input, 'rows_in' as metric, count(*) as value from "
+{% macro _metric_rows_in(input_name, relation) %}
+    {{ return('select ' ~ joinery._sql_string(input_name) ~ " as input, 'rows_in' as metric, count(*) as value from "
         ~ relation) }}
 {% endmacro %}
 
 
-{% macro metric_match_counts(join) %}
+{% macro _metric_match_counts(join) %}
     {#- For an outer join (some input optional), each optional input's matched rows (they found the
         rows the join requires: a row of every required input with their key, or with no required
         input, a row of any other input with their key) and unmatched rows. Reads only key columns.
@@ -117,17 +117,17 @@
                 and (other.name in join.required or not join.required) %}
             {% set projected = [] %}
             {% for key in other['keys'] %}
-                {% do projected.append(joinery.quote_identifier(key) ~ ' as `joinery_key_' ~ loop.index0 ~ '`') %}
+                {% do projected.append(joinery._quote_identifier(key) ~ ' as `joinery_key_' ~ loop.index0 ~ '`') %}
             {% endfor %}
             {% do partners.append('select ' ~ projected | join(', ') ~ ' from ' ~ other.relation) %}
         {% endfor %}
         {% set conditions = [] %}
         {% for key in input['keys'] %}
-            {% do conditions.append('joinery_input.' ~ joinery.quote_identifier(key)
+            {% do conditions.append('joinery_input.' ~ joinery._quote_identifier(key)
                 ~ equals ~ 'joinery_partners.`joinery_key_' ~ loop.index0 ~ '`') %}
         {% endfor %}
         {% set combine = ' intersect ' if join.required else ' union ' %}
-        {% do measures.append('select ' ~ joinery.sql_string(input.name) ~ ' as input, '
+        {% do measures.append('select ' ~ joinery._sql_string(input.name) ~ ' as input, '
             ~ "stack(2, 'matched_rows', n_matched, 'unmatched_rows', n_unmatched) as (metric, value) from ("
             ~ 'select count_if(joinery_partners.joinery_matched) as n_matched, '
             ~ 'count_if(joinery_partners.joinery_matched is null) as n_unmatched from ' ~ input.relation

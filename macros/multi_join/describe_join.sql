@@ -24,15 +24,15 @@
     {% else %}
         {% set relations = inputs %}
     {% endif %}
-    {% set plan = joinery.multi_join_plan(relations, keys, join_type, required, select, rename, drop, qualify, hints,
+    {% set plan = joinery._multi_join_plan(relations, keys, join_type, required, select, rename, drop, qualify, hints,
                                           full_join_plan, null_keys, macro_name='describe_join') %}
-    {% set lines = [joinery.describe_join_summary(plan)] %}
+    {% set lines = [joinery._describe_join_summary(plan)] %}
     {% for name in plan.names %}
         {% set key_names = (plan['keys'][name] or []) | map('lower') | list %}
         {% do lines.append('input ' ~ name ~ ' (' ~ plan.relations[name] ~ ')') %}
         {% for column in plan.columns[name] %}
-            {% do lines.append('  ' ~ (joinery.describe_join_pad(column.name, 24) ~ ' '
-                ~ joinery.describe_join_pad(column.dtype, 12)
+            {% do lines.append('  ' ~ (joinery._describe_join_pad(column.name, 24) ~ ' '
+                ~ joinery._describe_join_pad(column.dtype, 12)
                 ~ (' key' if column.name | lower in key_names else '')) | trim) %}
         {% endfor %}
     {% endfor %}
@@ -47,8 +47,8 @@
             {% set origin = item.input ~ '.' ~ item.column
                 ~ (', NULL where ' ~ item.input ~ ' has no match' if item.input not in plan.required else '') %}
         {% endif %}
-        {% do lines.append('  ' ~ joinery.describe_join_pad(item.name, 24) ~ ' '
-            ~ joinery.describe_join_pad(item.dtype, 12)
+        {% do lines.append('  ' ~ joinery._describe_join_pad(item.name, 24) ~ ' '
+            ~ joinery._describe_join_pad(item.dtype, 12)
             ~ ' ' ~ origin) %}
     {% endfor %}
     {{ log(lines | join('\n'), info=true) }}
@@ -56,7 +56,7 @@
 {% endmacro %}
 
 
-{% macro describe_join_summary(plan) %}
+{% macro _describe_join_summary(plan) %}
     {% if plan.strategy == 'cross' %}
         {{ return('cross join of ' ~ plan.names | join(', ')) }}
     {% endif %}
@@ -70,6 +70,6 @@
 {% endmacro %}
 
 
-{% macro describe_join_pad(text, width) %}
+{% macro _describe_join_pad(text, width) %}
     {{ return(text ~ ' ' * [width - text | length, 0] | max) }}
 {% endmacro %}

@@ -17,45 +17,45 @@
             parse; every check runs when the model compiles. -#}
         {{ return('select 1 as joinery_multi_join_placeholder') }}
     {% endif %}
-    {% set plan = joinery.multi_join_plan(inputs, keys, join_type, required, select, rename, drop, qualify, hints,
+    {% set plan = joinery._multi_join_plan(inputs, keys, join_type, required, select, rename, drop, qualify, hints,
                                           full_join_plan, null_keys) %}
-    {% do joinery.multi_join_record(plan) %}
+    {% do joinery._multi_join_record(plan) %}
     {% if plan.strategy == 'grouped' %}
-        {{ return(joinery.multi_join_grouped_sql(plan)) }}
+        {{ return(joinery._multi_join_grouped_sql(plan)) }}
     {% endif %}
-    {{ return(joinery.multi_join_chain_sql(plan)) }}
+    {{ return(joinery._multi_join_chain_sql(plan)) }}
 {% endmacro %}
 
 
-{% macro multi_join_record(plan) %}
+{% macro _multi_join_record(plan) %}
     {#- Records the join's inputs (resolved relations), keys, required inputs and null_keys in this
-        node's state (joinery.set_node_state), so that `record_metrics()` in a post-hook counts them
+        node's state (joinery._set_node_state), so that `record_metrics()` in a post-hook counts them
         without being told again. -#}
     {% set spec = {'join_type': plan.join_type, 'required': plan.required, 'null_keys': plan.null_keys, 'inputs': []} %}
     {% for name in plan.names %}
         {% do spec.inputs.append({'name': name, 'relation': plan.relations[name] | string,
                                   'keys': plan['keys'][name] or []}) %}
     {% endfor %}
-    {% set joins = joinery.node_state('multi_join') or [] %}
-    {% do joinery.set_node_state('multi_join', joins + [spec]) %}
+    {% set joins = joinery._node_state('multi_join') or [] %}
+    {% do joinery._set_node_state('multi_join', joins + [spec]) %}
 {% endmacro %}
 
 
-{% macro multi_join_alias(name) %}
-    {{ return(joinery.quote_identifier(name)) }}
+{% macro _multi_join_alias(name) %}
+    {{ return(joinery._quote_identifier(name)) }}
 {% endmacro %}
 
 
-{% macro multi_join_hint(plan) %}
+{% macro _multi_join_hint(plan) %}
     {% set hints = [] %}
     {% for name in plan.names if name in plan.hints %}
-        {% do hints.append(plan.hints[name] | upper ~ '(' ~ joinery.multi_join_alias(name) ~ ')') %}
+        {% do hints.append(plan.hints[name] | upper ~ '(' ~ joinery._multi_join_alias(name) ~ ')') %}
     {% endfor %}
     {{ return('/*+ ' ~ hints | join(', ') ~ ' */ ' if hints else '') }}
 {% endmacro %}
 
 
-{% macro multi_join_chain_sql(plan) %}
+{% macro _multi_join_chain_sql(plan) %}
     {#- Inner, left, right, outer with required inputs, and cross: a chain of joins from the first
         required input (the driver). Every join condition compares the driver's key, so the output
         of each join stays partitioned on that key and Spark shuffles each input once. The driver
@@ -65,48 +65,36 @@
         each condition is `<=>`, which Spark still plans as an equi-join (on coalesce(key, default)
         and isnull(key)), so the partitioning, and the one shuffle per input, are kept. -#}
     {% set driver = plan.driver %}
-    {% set driver_alias = joinery.multi_join_alias(driver) %}
+    {% set driver_alias = joinery._multi_join_alias(driver) %}
     {% set full = plan.strategy == 'full_chain' %}
     {% set equals = ' <=> ' if plan.null_keys == 'equal' else ' = ' %}
     {% set key_sql = [] %}
     {% for key in (plan['keys'][driver] or []) %}
-        {% set index = loop.index0 %}
-        {% set parts = [] %}
-        {% for name in (plan.names if full else [driver]) %}
-            {% do parts.append(joinery.multi_join_alias(name) ~ '.'
-                ~ joinery.quote_identifier(plan['keys'][name][index])) %}
-        {% endfor %}
-        {% do key_sql.append('coalesce(' ~ parts | join(', ') ~ ')' if parts | length > 1 else parts[0]) %}
+        {% do key_sql.append(joinery._multi_join_coalesced_key(plan, plan.names if full else [driver], loop.index0)) %}
     {% endfor %}
     {% set columns = [] %}
     {% for item in plan.outputs %}
         {% if item.key_index is not none %}
             {% set source = key_sql[item.key_index] %}
         {% else %}
-            {% set source = joinery.multi_join_alias(item.input) ~ '.' ~ joinery.quote_identifier(item.column) %}
+            {% set source = joinery._multi_join_alias(item.input) ~ '.' ~ joinery._quote_identifier(item.column) %}
         {% endif %}
-        {% do columns.append(source ~ ' as ' ~ joinery.quote_identifier(item.name)) %}
+        {% do columns.append(source ~ ' as ' ~ joinery._quote_identifier(item.name)) %}
     {% endfor %}
     {% set lines = [
-        ('select ' ~ joinery.multi_join_hint(plan)) | trim,
+        ('select ' ~ joinery._multi_join_hint(plan)) | trim,
         '    ' ~ columns | join(',\n    '),
         'from ' ~ plan.relations[driver] ~ ' as ' ~ driver_alias] %}
     {% set joined = [driver] %}
     {% for name in plan.names if name != driver %}
-        {% set alias = joinery.multi_join_alias(name) %}
+        {% set alias = joinery._multi_join_alias(name) %}
         {% if plan.strategy == 'cross' %}
             {% do lines.append('cross join ' ~ plan.relations[name] ~ ' as ' ~ alias) %}
         {% else %}
             {% set conditions = [] %}
             {% for key in plan['keys'][name] %}
-                {% set index = loop.index0 %}
-                {% set before = [] %}
-                {% for other in (joined if full else [driver]) %}
-                    {% do before.append(joinery.multi_join_alias(other) ~ '.'
-                        ~ joinery.quote_identifier(plan['keys'][other][index])) %}
-                {% endfor %}
-                {% do conditions.append(('coalesce(' ~ before | join(', ') ~ ')' if before | length > 1 else before[0])
-                    ~ equals ~ alias ~ '.' ~ joinery.quote_identifier(key)) %}
+                {% set before = joinery._multi_join_coalesced_key(plan, joined if full else [driver], loop.index0) %}
+                {% do conditions.append(before ~ equals ~ alias ~ '.' ~ joinery._quote_identifier(key)) %}
             {% endfor %}
             {% set kind = 'full' if full else ('inner' if name in plan.required else 'left') %}
             {% do lines.append(kind ~ ' join ' ~ plan.relations[name] ~ ' as ' ~ alias) %}
@@ -118,7 +106,20 @@
 {% endmacro %}
 
 
-{% macro multi_join_grouped_sql(plan) %}
+{% macro _multi_join_coalesced_key(plan, names, index) %}
+    {#- Key column `index` of the inputs `names`, coalesced over them when there are several: the
+        chain's output key (over every input in a full chain) and the left side of each join's
+        condition (over the inputs joined before it in a full chain), built alike. -#}
+    {% set parts = [] %}
+    {% for name in names %}
+        {% do parts.append(joinery._multi_join_alias(name) ~ '.'
+            ~ joinery._quote_identifier(plan['keys'][name][index])) %}
+    {% endfor %}
+    {{ return('coalesce(' ~ parts | join(', ') ~ ')' if parts | length > 1 else parts[0]) }}
+{% endmacro %}
+
+
+{% macro _multi_join_grouped_sql(plan) %}
     {#- A join with no required input (full outer): the reduce-side join of the Hydrator document.
         Every input's rows, tagged by input, are grouped by the key in one shuffle; each group's rows
         per input are then multiplied out (an input without rows for the key gives one NULL row).
@@ -126,10 +127,10 @@
         With null_keys='distinct' a row with a NULL in its key matches nothing: it gets a group of its
         own. With 'equal', GROUP BY already puts NULL key parts together. -#}
     {% set n_keys = plan['keys'][plan.names[0]] | length %}
-    {% set fields = joinery.multi_join_grouped_fields(plan) %}
+    {% set fields = joinery._multi_join_grouped_fields(plan) %}
     {% set branches = [] %}
     {% for name in plan.names %}
-        {% do branches.append(joinery.multi_join_tagged_branch(plan, name, fields)) %}
+        {% do branches.append(joinery._multi_join_tagged_branch(plan, name, fields)) %}
     {% endfor %}
 
     {% set group_keys = [] %}
@@ -147,10 +148,10 @@
     {% set columns = [] %}
     {% for item in plan.outputs %}
         {% if item.key_index is not none %}
-            {% do columns.append('`joinery_key_' ~ item.key_index ~ '` as ' ~ joinery.quote_identifier(item.name)) %}
+            {% do columns.append('`joinery_key_' ~ item.key_index ~ '` as ' ~ joinery._quote_identifier(item.name)) %}
         {% else %}
             {% do columns.append('`joinery_row_' ~ plan.names.index(item.input) ~ '`.`c'
-                ~ fields[item.input].index(item.column) ~ '` as ' ~ joinery.quote_identifier(item.name)) %}
+                ~ fields[item.input].index(item.column) ~ '` as ' ~ joinery._quote_identifier(item.name)) %}
         {% endif %}
     {% endfor %}
 
@@ -175,7 +176,7 @@
     {{ return(sql | trim) }}
 {% endmacro %}
 
-{% macro multi_join_grouped_fields(plan) %}
+{% macro _multi_join_grouped_fields(plan) %}
     {#- Per input, the columns the output needs from it besides the key: in the grouped join each
         input's row travels as a struct of these, fields c0, c1, ... in this order. -#}
     {% set fields = {} %}
@@ -190,17 +191,17 @@
 {% endmacro %}
 
 
-{% macro multi_join_tagged_branch(plan, name, fields) %}
+{% macro _multi_join_tagged_branch(plan, name, fields) %}
     {#- One input's branch of joinery_tagged: its key as joinery_key_<i>, its row as the struct
         joinery_row_<its position> and NULL for every other input's row; with null_keys='distinct',
         a key with a NULL part gets a group of its own (joinery_null_key). -#}
     {% set position = plan.names.index(name) %}
-    {% set alias = joinery.multi_join_alias(name) %}
+    {% set alias = joinery._multi_join_alias(name) %}
     {% set items = [] %}
     {% set null_checks = [] %}
     {% for key in plan['keys'][name] %}
-        {% do items.append(alias ~ '.' ~ joinery.quote_identifier(key) ~ ' as `joinery_key_' ~ loop.index0 ~ '`') %}
-        {% do null_checks.append(alias ~ '.' ~ joinery.quote_identifier(key) ~ ' is null') %}
+        {% do items.append(alias ~ '.' ~ joinery._quote_identifier(key) ~ ' as `joinery_key_' ~ loop.index0 ~ '`') %}
+        {% do null_checks.append(alias ~ '.' ~ joinery._quote_identifier(key) ~ ' is null') %}
     {% endfor %}
     {% if plan.null_keys == 'distinct' %}
         {% do items.append('case when ' ~ null_checks | join(' or ') ~ ' then named_struct(\'input\', ' ~ position
@@ -210,7 +211,7 @@
         {% if other == name %}
             {% set struct_fields = ["'present', true"] %}
             {% for column in fields[name] %}
-                {% do struct_fields.append("'c" ~ loop.index0 ~ "', " ~ alias ~ '.' ~ joinery.quote_identifier(column)) %}
+                {% do struct_fields.append("'c" ~ loop.index0 ~ "', " ~ alias ~ '.' ~ joinery._quote_identifier(column)) %}
             {% endfor %}
             {% do items.append('named_struct(' ~ struct_fields | join(', ') ~ ') as `joinery_row_' ~ loop.index0 ~ '`') %}
         {% else %}

@@ -9,26 +9,26 @@
 {% endmacro %}
 
 {% macro default__port(router, name) %}
-    {% do joinery.validate_identifier(name, 'name', 'port') %}
+    {% do joinery._validate_identifier(name, 'name', 'port') %}
     {% if not execute %}
         {{ return('select * from ' ~ router) }}
     {% endif %}
-    {% set spec = joinery.router_spec(router, 'port') %}
-    {% set ports = joinery.router_ports(router, spec) %}
-    {% set canonical = joinery.find_column(ports | map(attribute='name') | list, name) %}
+    {% set spec = joinery._router_spec(router, 'port') %}
+    {% set ports = joinery._router_ports(router, spec) %}
+    {% set canonical = joinery._find_column(ports | map(attribute='name') | list, name) %}
     {% if canonical is none %}
-        {{ joinery.raise_argument_error('port', 'name', name,
+        {{ joinery._raise_argument_error('port', 'name', name,
             'no such port in ' ~ router ~ '; its ports are ' ~ tojson(ports | map(attribute='name') | list)) }}
     {% endif %}
-    {{ return(joinery.port_select(router, spec, canonical)) }}
+    {{ return(joinery._port_select(router, spec, canonical)) }}
 {% endmacro %}
 
 
-{% macro port_select(router, spec, name, columns=none) %}
+{% macro _port_select(router, spec, name, columns=none) %}
     {#- SELECT of one port: the router's partition `port_column = name` (a partition filter, so only
         that partition is read), without the routing columns; the error port keeps the error code
         and message; a union port has the union column replaced by its alternative. -#}
-    {% set columns = columns if columns is not none else joinery.columns_of(router) %}
+    {% set columns = columns if columns is not none else joinery._columns_of(router) %}
     {% set is_error_port = spec.error_port is not none and name == spec.error_port %}
     {% set routing_columns = [spec.port_column | lower] %}
     {#- Without an error port the router adds no error columns: columns of those names are the input's
@@ -38,9 +38,9 @@
     {% endif %}
     {% set selected = [] %}
     {% for column in columns if column.name | lower not in routing_columns %}
-        {% set quoted = joinery.quote_identifier(column.name) %}
+        {% set quoted = joinery._quote_identifier(column.name) %}
         {% if spec.kind == 'union' and not is_error_port and column.name | lower == spec.column | lower %}
-            {% do selected.append('router.' ~ quoted ~ '.' ~ joinery.quote_identifier(name) ~ ' as ' ~ quoted) %}
+            {% do selected.append('router.' ~ quoted ~ '.' ~ joinery._quote_identifier(name) ~ ' as ' ~ quoted) %}
         {% else %}
             {% do selected.append('router.' ~ quoted) %}
         {% endif %}
@@ -49,13 +49,13 @@
     select
         {{ selected | join(',\n        ') }}
     from {{ router }} as router
-    where router.{{ joinery.quote_identifier(spec.port_column) }} = '{{ name }}'
+    where router.{{ joinery._quote_identifier(spec.port_column) }} = '{{ name }}'
     {% endset %}
     {{ return(sql) }}
 {% endmacro %}
 
 
-{% macro router_node(router, macro_name) %}
+{% macro _router_node(router, macro_name) %}
     {#- The graph node of the model that materializes `router` (a relation, e.g. ref('...')). -#}
     {% for node in graph.nodes.values()
         if node.resource_type == 'model'
@@ -68,9 +68,9 @@
 {% endmacro %}
 
 
-{% macro router_spec(router, macro_name) %}
+{% macro _router_spec(router, macro_name) %}
     {#- The description route()/route_union() stored in the router model's meta. -#}
-    {% set node = joinery.router_node(router, macro_name) %}
+    {% set node = joinery._router_node(router, macro_name) %}
     {% set spec = (node.config.meta or {}).get('joinery_router') or (node.meta or {}).get('joinery_router') %}
     {% if not spec %}
         {{ exceptions.raise_compiler_error('joinery.' ~ macro_name ~ ': ' ~ router
@@ -80,13 +80,13 @@
 {% endmacro %}
 
 
-{% macro router_ports(router, spec) %}
+{% macro _router_ports(router, spec) %}
     {#- The ports of a router in order, as [{name, rule}]: the declared ports, then the default port
         (route), or one port per union alternative (route_union); then the error port. -#}
     {% set ports = [] %}
     {% if spec.kind == 'union' %}
-        {% set union_column = joinery.union_column(router, spec.column, 'port') %}
-        {% for alternative in joinery.union_alternatives(router, union_column, spec.error_port, 'port') %}
+        {% set union_column = joinery._union_column(router, spec.column, 'port') %}
+        {% for alternative in joinery._union_alternatives(router, union_column, spec.error_port, 'port') %}
             {% do ports.append({'name': alternative.name,
                 'rule': 'exactly one alternative of ' ~ union_column ~ ' is set and it is ' ~ alternative.name}) %}
         {% endfor %}

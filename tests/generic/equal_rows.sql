@@ -1,20 +1,20 @@
 {#- The model holds exactly the rows of `expected`, as a multiset (duplicates count), compared on
     `columns` (default: the columns of `expected`). Failing rows say which side has them. Values are
     compared exactly: maps and variants (which Spark cannot compare) as JSON text, collated strings
-    in the binary collation (comparable_sql). -#}
+    in the binary collation (_comparable_sql). -#}
 {% test equal_rows(model, expected, columns=none) %}
-    {% set expected_columns = joinery.columns_of(expected, required=false) if expected is not none else [] %}
-    {% set compare = joinery.equal_rows_columns(expected, columns, expected_columns) %}
-    {% set model_columns = joinery.columns_of(model, required=false) %}
+    {% set expected_columns = joinery._columns_of(expected, required=false) if expected is not none else [] %}
+    {% set compare = joinery._equal_rows_columns(expected, columns, expected_columns) %}
+    {% set model_columns = joinery._columns_of(model, required=false) %}
 
     with
 
     actual_rows as (
-        select {{ joinery.comparable_select_sql(model_columns, compare) }} from {{ model }}
+        select {{ joinery._comparable_select_sql(model_columns, compare) }} from {{ model }}
     ),
 
     expected_rows as (
-        select {{ joinery.comparable_select_sql(expected_columns, compare) }} from {{ expected }}
+        select {{ joinery._comparable_select_sql(expected_columns, compare) }} from {{ expected }}
     ),
 
     missing as (

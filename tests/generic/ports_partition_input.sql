@@ -6,14 +6,14 @@
     port when a condition is NULL, the default port when none holds). The expected ports are worked
     out here from the conditions, independently of how route() writes them. Compared on the input's
     columns, exactly: maps and variants (which Spark cannot compare) as JSON text, collated strings
-    in the binary collation (comparable_sql). -#}
+    in the binary collation (_comparable_sql). -#}
 {% test ports_partition_input(model, input) %}
-    {% set spec = joinery.router_spec(model, 'ports_partition_input') if execute else {} %}
-    {% set input_columns = joinery.columns_of(input, required=false) %}
+    {% set spec = joinery._router_spec(model, 'ports_partition_input') if execute else {} %}
+    {% set input_columns = joinery._columns_of(input, required=false) %}
     {% set columns = input_columns | map(attribute='name') | list %}
-    {% set column_csv = joinery.quoted_column_list(columns) if columns else '*' %}
-    {% set comparable_csv = joinery.comparable_select_sql(input_columns, columns) %}
-    {% set port_column = joinery.quote_identifier(spec.port_column or 'joinery_port') %}
+    {% set column_csv = joinery._quoted_column_list(columns) if columns else '*' %}
+    {% set comparable_csv = joinery._comparable_select_sql(input_columns, columns) %}
+    {% set port_column = joinery._quote_identifier(spec.port_column or 'joinery_port') %}
 
     with
 
@@ -25,10 +25,10 @@
     expected as (select * from input_rows),
     {% elif spec.kind == 'union' %}
     {#- Exactly one alternative set: its port; otherwise the error port. -#}
-    {% set field = joinery.quote_identifier(joinery.union_column(input, spec.column, 'ports_partition_input')) %}
+    {% set field = joinery._quote_identifier(joinery._union_column(input, spec.column, 'ports_partition_input')) %}
     {% set set_alternatives = [] %}
-    {% for alternative in joinery.union_alternatives(input, spec.column, spec.error_port, 'ports_partition_input') %}
-        {% do set_alternatives.append('if(' ~ field ~ '.' ~ joinery.quote_identifier(alternative.name)
+    {% for alternative in joinery._union_alternatives(input, spec.column, spec.error_port, 'ports_partition_input') %}
+        {% do set_alternatives.append('if(' ~ field ~ '.' ~ joinery._quote_identifier(alternative.name)
             ~ " is null, null, '" ~ alternative.name ~ "')") %}
     {% endfor %}
     with_set as (

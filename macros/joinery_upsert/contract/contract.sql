@@ -14,7 +14,7 @@
         {{ return('_joinery_deleted') }}
     {% endif %}
     {% set name = config.get('deleted_column', '_joinery_deleted') %}
-    {% do joinery.validate_identifier(name, 'deleted_column', 'upsert_marker_column (model ' ~ model.name ~ ')') %}
+    {% do joinery._validate_identifier(name, 'deleted_column', 'upsert_marker_column (model ' ~ model.name ~ ')') %}
     {{ return(name) }}
 {% endmacro %}
 
@@ -31,7 +31,7 @@
         {{ return(none) }}
     {% endif %}
     {% set marker = joinery.upsert_marker_column() %}
-    {% set clash = joinery.find_column(columns, marker) %}
+    {% set clash = joinery._find_column(columns, marker) %}
     {% if clash is not none %}
         {{ exceptions.raise_compiler_error('joinery.' ~ where ~ ': the model\'s deleted_column `' ~ marker
             ~ '` is also a column of its inputs (' ~ clash ~ '), so joinery_upsert would read it as the delete '
@@ -52,23 +52,23 @@
         the macro adds to the key itself (compact's partition_by), which count as part of it. -#}
     {% if not execute %}
         {#- The config is not known at parse time (config.get answers ''): a placeholder key. -#}
-        {{ return(joinery.as_list(key, argument, where) if key is not none else ['joinery_unresolved']) }}
+        {{ return(joinery._as_list(key, argument, where) if key is not none else ['joinery_unresolved']) }}
     {% endif %}
     {% set unique_key = config.get('unique_key') %}
-    {% set configured = joinery.as_list(unique_key, 'unique_key', where)
+    {% set configured = joinery._as_list(unique_key, 'unique_key', where)
         if unique_key is not none and unique_key not in ['', []] else none %}
     {% if key is none and configured is none %}
-        {{ joinery.raise_argument_error(where, argument, none, 'expected the key column(s): pass `' ~ argument
+        {{ joinery._raise_argument_error(where, argument, none, 'expected the key column(s): pass `' ~ argument
             ~ "`, or set the model's unique_key config, which it defaults to") }}
     {% endif %}
-    {% set names = joinery.as_list(key if key is not none else configured, argument, where) %}
+    {% set names = joinery._as_list(key if key is not none else configured, argument, where) %}
     {% for name in names if name is not string or name | trim == '' %}
-        {{ joinery.raise_argument_error(where, argument, key, 'expected column names (strings)') }}
+        {{ joinery._raise_argument_error(where, argument, key, 'expected column names (strings)') }}
     {% endfor %}
     {% if key is not none and configured is not none %}
         {% set identity = (names + implied) | map('lower') | unique | sort | list %}
         {% if identity != configured | map('lower') | unique | sort | list %}
-            {{ joinery.raise_argument_error(where, argument, key, "differs from the model's unique_key "
+            {{ joinery._raise_argument_error(where, argument, key, "differs from the model's unique_key "
                 ~ tojson(configured) ~ (' (with partition_by ' ~ tojson(implied) ~ ' added to it)' if implied else '')
                 ~ ': both name the row identity, so make them the same columns, or drop `' ~ argument
                 ~ '` to use unique_key') }}

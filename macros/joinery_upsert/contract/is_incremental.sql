@@ -9,8 +9,8 @@
     {#- True when this run applies changes to the model's existing table, so its SELECT yields only
         changed rows; false on a first build, a --full-refresh, for a table joinery cannot merge into
         (another format, one it did not build), and when the run rebuilds because rebuilding costs
-        less (config rebuild_threshold). The one decision is joinery.upsert_build_mode. -#}
-    {{ return(not joinery.upsert_build_mode().full) }}
+        less (config rebuild_threshold). The one decision is joinery._upsert_build_mode. -#}
+    {{ return(not joinery._upsert_build_mode().full) }}
 {% endmacro %}
 
 
@@ -22,19 +22,19 @@
     {#- The watermark: `(select coalesce(max(column), default) from this)` on an incremental run,
         else `default` (NULL when none). `column` is a column of this model's table; `default` a
         SQL literal such as "timestamp'1900-01-01 00:00:00'". -#}
-    {% do joinery.validate_identifier(column, 'column', 'previous_max') %}
-    {% set fallback = joinery.sql_expression(default) if default is not none else 'null' %}
+    {% do joinery._validate_identifier(column, 'column', 'previous_max') %}
+    {% set fallback = joinery._sql_expression(default) if default is not none else 'null' %}
     {% if not joinery.is_incremental() %}
         {{ return('(' ~ fallback ~ ')') }}
     {% endif %}
-    {{ return(joinery.watermark_subquery(column, fallback)) }}
+    {{ return(joinery._watermark_subquery(column, fallback)) }}
 {% endmacro %}
 
 
-{% macro watermark_subquery(column, fallback) %}
+{% macro _watermark_subquery(column, fallback) %}
     {#- `(select coalesce(max(column), fallback) from this)`, for callers that already know the run
         is incremental. -#}
-    {{ return('(select coalesce(max(' ~ joinery.quote_identifier(column) ~ '), ' ~ fallback ~ ') from '
+    {{ return('(select coalesce(max(' ~ joinery._quote_identifier(column) ~ '), ' ~ fallback ~ ') from '
         ~ this ~ ')') }}
 {% endmacro %}
 
@@ -50,11 +50,11 @@
         `deltas.loaded_at`); `column` the table's column holding it (default: the expression's last
         name part). -#}
     {% set stored = column if column is not none else (source_column | string).split('.')[-1] | replace('`', '') %}
-    {% do joinery.validate_identifier(stored, 'column', 'new_rows_filter') %}
+    {% do joinery._validate_identifier(stored, 'column', 'new_rows_filter') %}
     {% if not joinery.is_incremental() %}
         {{ return('true') }}
     {% endif %}
     {#- Not previous_max, which would ask is_incremental() a second time. -#}
-    {{ return('coalesce(' ~ joinery.sql_expression(source_column) ~ ' > ' ~ joinery.watermark_subquery(stored, 'null')
+    {{ return('coalesce(' ~ joinery._sql_expression(source_column) ~ ' > ' ~ joinery._watermark_subquery(stored, 'null')
         ~ ', true)') }}
 {% endmacro %}

@@ -6,7 +6,7 @@
     pipeline/rebuild.sql), `joinery.garbage` (directories superseded by the
     last commit) and `joinery.pending`, the journal. A commit is described by a journal stored before
     any of it is applied, so a run killed halfway through a multi-step commit is finished by the
-    next run (upsert_recover) instead of leaving it half applied:
+    next run (_upsert_recover) instead of leaving it half applied:
       {"run": id, "state": "committing", "location": new table location or none,
        "add_columns": [[name, type]], "set": [[spec, location]], "add": [[spec, location]],
        "drop": [spec], "delete": [directories to delete now], "keep": [superseded directories kept
@@ -15,37 +15,37 @@
     A journal in state "writing" ({"run", "state": "writing", "dir"}) marks a version directory
     being written; a run killed then leaves a directory that the next run deletes. -#}
 
-{% macro upsert_properties_sql(values) %}
+{% macro _upsert_properties_sql(values) %}
     {#- The `'joinery.<name>' = '<value>', ...` list of a `create table ... tblproperties (...)` or
         `alter table ... set tblproperties (...)`: every joinery property is written through here.
         `values`: {name: value}; `pending` (a journal, none to clear) and `garbage` (a list) are
-        stored as JSON in parts (upsert_chunked_property), the others as strings. -#}
+        stored as JSON in parts (_upsert_chunked_property), the others as strings. -#}
     {% set plain = ['root', 'unique_key', 'location_root', 'options', 'version', 'costs'] %}
     {% set parts = [] %}
     {% for name, value in values | dictsort %}
         {% if name == 'pending' %}
-            {% do parts.append(joinery.upsert_chunked_property('joinery.pending', tojson(value) if value else '')) %}
+            {% do parts.append(joinery._upsert_chunked_property('joinery.pending', tojson(value) if value else '')) %}
         {% elif name == 'garbage' %}
-            {% do parts.append(joinery.upsert_chunked_property('joinery.garbage', tojson(value))) %}
+            {% do parts.append(joinery._upsert_chunked_property('joinery.garbage', tojson(value))) %}
         {% elif name in plain and value is string %}
-            {% do parts.append(joinery.sql_string('joinery.' ~ name) ~ ' = ' ~ joinery.sql_string(value)) %}
+            {% do parts.append(joinery._sql_string('joinery.' ~ name) ~ ' = ' ~ joinery._sql_string(value)) %}
         {% else %}
-            {{ joinery.upsert_fail('no joinery table property ' ~ name ~ ' of value ' ~ tojson(value)) }}
+            {{ joinery._upsert_fail('no joinery table property ' ~ name ~ ' of value ' ~ tojson(value)) }}
         {% endif %}
     {% endfor %}
     {{ return(parts | join(', ')) }}
 {% endmacro %}
 
 
-{% macro upsert_write_properties(relation_sql, values) %}
-    {#- Set joinery properties (upsert_properties_sql) in one statement, one metastore call, so they
+{% macro _upsert_write_properties(relation_sql, values) %}
+    {#- Set joinery properties (_upsert_properties_sql) in one statement, one metastore call, so they
         change together. -#}
-    {% do run_query('alter table ' ~ relation_sql ~ ' set tblproperties (' ~ joinery.upsert_properties_sql(values)
+    {% do run_query('alter table ' ~ relation_sql ~ ' set tblproperties (' ~ joinery._upsert_properties_sql(values)
         ~ ')') %}
 {% endmacro %}
 
 
-{% macro upsert_chunked_property(name, value) %}
+{% macro _upsert_chunked_property(name, value) %}
     {#- `name` = value as a `set tblproperties` list, split over `name`, `name.1`, `name.2`, ... of at
         most 4000 characters each, then an empty `name.<n>` that ends it. The Hive metastore keeps a
         property value in a VARCHAR column (32672 characters in Spark's built-in Derby metastore,
@@ -53,20 +53,20 @@
         hundreds of partitions is longer than that. -#}
     {% set size = 4000 %}
     {% set text = value | string %}
-    {% set parts = [joinery.sql_string(name) ~ ' = ' ~ joinery.sql_string(text[:size])] %}
+    {% set parts = [joinery._sql_string(name) ~ ' = ' ~ joinery._sql_string(text[:size])] %}
     {% for start in range(size, text | length, size) %}
-        {% do parts.append(joinery.sql_string(name ~ '.' ~ loop.index) ~ ' = '
-            ~ joinery.sql_string(text[start:start + size])) %}
+        {% do parts.append(joinery._sql_string(name ~ '.' ~ loop.index) ~ ' = '
+            ~ joinery._sql_string(text[start:start + size])) %}
     {% endfor %}
     {% if text != '' %}
-        {% do parts.append(joinery.sql_string(name ~ '.' ~ parts | length) ~ " = ''") %}
+        {% do parts.append(joinery._sql_string(name ~ '.' ~ parts | length) ~ " = ''") %}
     {% endif %}
     {{ return(parts | join(', ')) }}
 {% endmacro %}
 
 
-{% macro upsert_read_chunked_property(properties, name) %}
-    {#- The value upsert_chunked_property stored: `name`, then `name.1`, `name.2`, ... up to the first
+{% macro _upsert_read_chunked_property(properties, name) %}
+    {#- The value _upsert_chunked_property stored: `name`, then `name.1`, `name.2`, ... up to the first
         empty or missing part (parts beyond it are left over from an older, longer value). -#}
     {% set value = namespace(text=properties.get(name) or '', ended=false) %}
     {% for index in range(1, properties | length + 1) if value.text != '' and not value.ended %}
@@ -78,20 +78,20 @@
 {% endmacro %}
 
 
-{% macro upsert_stored_journal(properties) %}
+{% macro _upsert_stored_journal(properties) %}
     {#- {'pending': the stored journal or none, 'garbage': the directories the last commit superseded}. -#}
-    {% set pending = joinery.upsert_read_chunked_property(properties, 'joinery.pending') %}
+    {% set pending = joinery._upsert_read_chunked_property(properties, 'joinery.pending') %}
     {{ return({'pending': fromjson(pending) if pending != '' else none,
-        'garbage': fromjson(joinery.upsert_read_chunked_property(properties, 'joinery.garbage') or '[]')}) }}
+        'garbage': fromjson(joinery._upsert_read_chunked_property(properties, 'joinery.garbage') or '[]')}) }}
 {% endmacro %}
 
 
-{% macro upsert_set_pending(relation_sql, journal) %}
-    {% do joinery.upsert_write_properties(relation_sql, {'pending': journal}) %}
+{% macro _upsert_set_pending(relation_sql, journal) %}
+    {% do joinery._upsert_write_properties(relation_sql, {'pending': journal}) %}
 {% endmacro %}
 
 
-{% macro upsert_options_text(settings) %}
+{% macro _upsert_options_text(settings) %}
     {#- The options a Hive SerDe table is built with, as stored in `joinery.options`: keys in lower
         case (Spark reads them so) and sorted, and the fileFormat's name in lower case. '' for other
         formats, whose options (compression, ...) do not change what reads their files. -#}
@@ -106,24 +106,24 @@
 {% endmacro %}
 
 
-{% macro upsert_check_no_overlap(relation, root, properties, run_id, version_dir, changes) %}
+{% macro _upsert_check_no_overlap(relation, root, properties, run_id, version_dir, changes) %}
     {#- Just before a commit: fail, committing nothing, if another run of the model (an overlapping
         invocation, e.g. a slow run and the next scheduled one) committed since this run read the
         table, or took over the pending journal: this run's version was computed from the table as
         it read it. The other run may still be between this check and its own commit, so this
         narrows the window rather than closing it. If the journal is still this run's, its directory
         is deleted and the journal cleared, as recovery would. -#}
-    {% set now = joinery.table_properties(relation.render()) %}
-    {% set pending = joinery.upsert_stored_journal(now).pending %}
+    {% set now = joinery._table_properties(relation.render()) %}
+    {% set pending = joinery._upsert_stored_journal(now).pending %}
     {% set ours = pending is not none and pending.get('run') == run_id %}
     {% if ours and now.get('joinery.version') == properties.get('joinery.version') %}
         {{ return(none) }}
     {% endif %}
     {% if ours %}
-        {% do joinery.upsert_delete_directories(relation, root, [version_dir]) %}
-        {% do joinery.upsert_set_pending(relation.render(), none) %}
+        {% do joinery._upsert_delete_directories(relation, root, [version_dir]) %}
+        {% do joinery._upsert_set_pending(relation.render(), none) %}
     {% endif %}
-    {{ joinery.upsert_fail('another run of this model '
+    {{ joinery._upsert_fail('another run of this model '
         ~ ('committed version ' ~ now.get('joinery.version') ~ ' while this one ran (it read version '
             ~ properties.get('joinery.version') ~ ')' if ours else 'took over the table while this one ran')
         ~ '; nothing was committed to ' ~ relation ~ ' by this run (run ' ~ run_id ~ '). Overlapping runs of '
@@ -131,31 +131,32 @@
 {% endmacro %}
 
 
-{% macro upsert_apply_commit(relation, root, journal) %}
+{% macro _upsert_apply_commit(relation, root, journal) %}
     {#- Apply a committing journal, then clear it and store what the commit stores, in one
         statement. Every step is idempotent, so replaying a journal that was partly applied before a
         crash ends in the same state. No `refresh table`: each ALTER that changes which files the
         table reads (SET LOCATION, ADD or DROP PARTITION) refreshes the session's cached relation
         and file listing itself, and SET TBLPROPERTIES invalidates the cached relation. -#}
     {% set relation_sql = relation.render() %}
-    {% do joinery.upsert_commit_add_columns(relation_sql, journal['add_columns']) %}
-    {% do joinery.upsert_commit_locations(relation_sql, journal) %}
-    {% do joinery.upsert_delete_directories(relation, root, journal['delete']) %}
-    {% do joinery.upsert_write_properties(relation_sql, {'pending': none, 'garbage': journal['keep'],
+    {% do joinery._upsert_commit_add_columns(relation_sql, journal['add_columns']) %}
+    {% do joinery._upsert_commit_locations(relation_sql, journal) %}
+    {% do joinery._upsert_delete_directories(relation, root, journal['delete']) %}
+    {% do joinery._upsert_write_properties(relation_sql, {'pending': none, 'garbage': journal['keep'],
         'unique_key': journal['unique_key'], 'costs': journal.get('costs') or '{}',
         'location_root': journal['location_root'], 'version': journal['run']}) %}
 {% endmacro %}
 
 
-{% macro upsert_commit_add_columns(relation_sql, add_columns) %}
+{% macro _upsert_commit_add_columns(relation_sql, add_columns) %}
     {#- Add the journal's new columns that the table does not have yet. -#}
     {% if not add_columns %}
         {{ return(none) }}
     {% endif %}
-    {% set present = joinery.describe_relation(relation_sql)['columns'] | map(attribute='name') | map('lower') | list %}
+    {% set present = joinery._describe_relation(relation_sql)['columns'] | map(attribute='name')
+        | map('lower') | list %}
     {% set missing = [] %}
     {% for column in add_columns if column[0] | lower not in present %}
-        {% do missing.append(joinery.quote_identifier(column[0]) ~ ' ' ~ column[1]) %}
+        {% do missing.append(joinery._quote_identifier(column[0]) ~ ' ' ~ column[1]) %}
     {% endfor %}
     {% if missing %}
         {% do run_query('alter table ' ~ relation_sql ~ ' add columns (' ~ missing | join(', ') ~ ')') %}
@@ -163,19 +164,19 @@
 {% endmacro %}
 
 
-{% macro upsert_commit_locations(relation_sql, journal) %}
+{% macro _upsert_commit_locations(relation_sql, journal) %}
     {#- Point the table at the new version: one `set location` (unpartitioned), or a `set location`
         per rewritten partition, one `add if not exists` and one `drop if exists` statement. -#}
     {% if journal['location'] %}
-        {% do run_query('alter table ' ~ relation_sql ~ ' set location ' ~ joinery.sql_string(journal['location'])) %}
+        {% do run_query('alter table ' ~ relation_sql ~ ' set location ' ~ joinery._sql_string(journal['location'])) %}
     {% endif %}
     {% for spec, location in journal['set'] %}
         {% do run_query('alter table ' ~ relation_sql ~ ' partition (' ~ spec ~ ') set location '
-            ~ joinery.sql_string(location)) %}
+            ~ joinery._sql_string(location)) %}
     {% endfor %}
     {% set added = [] %}
     {% for spec, location in journal['add'] %}
-        {% do added.append('partition (' ~ spec ~ ') location ' ~ joinery.sql_string(location)) %}
+        {% do added.append('partition (' ~ spec ~ ') location ' ~ joinery._sql_string(location)) %}
     {% endfor %}
     {% if added %}
         {% do run_query('alter table ' ~ relation_sql ~ ' add if not exists ' ~ added | join(' ')) %}
@@ -190,11 +191,11 @@
 {% endmacro %}
 
 
-{% macro upsert_recover(relation, properties) %}
+{% macro _upsert_recover(relation, properties) %}
     {#- Finish or undo what a killed run left: roll a committing journal forward (its data was fully
         written and checked before the journal was stored), delete a half-written directory. True
         when there was something to do. -#}
-    {% set journal = joinery.upsert_stored_journal(properties).pending %}
+    {% set journal = joinery._upsert_stored_journal(properties).pending %}
     {% if journal is none %}
         {{ return(false) }}
     {% endif %}
@@ -202,18 +203,18 @@
     {% if journal['state'] == 'committing' %}
         {{ log('joinery_upsert: finishing the commit of run ' ~ journal['run'] ~ ' on ' ~ relation
             ~ ', interrupted earlier', info=true) }}
-        {% do joinery.upsert_apply_commit(relation, root, journal) %}
+        {% do joinery._upsert_apply_commit(relation, root, journal) %}
     {% else %}
         {{ log('joinery_upsert: removing ' ~ journal['dir'] ~ ', left half-written by an interrupted run on '
             ~ relation, info=true) }}
-        {% do joinery.upsert_delete_directories(relation, root, [journal['dir']]) %}
-        {% do joinery.upsert_set_pending(relation.render(), none) %}
+        {% do joinery._upsert_delete_directories(relation, root, [journal['dir']]) %}
+        {% do joinery._upsert_set_pending(relation.render(), none) %}
     {% endif %}
     {{ return(true) }}
 {% endmacro %}
 
 
-{% macro upsert_journal(target, table, version, facts, recreate) %}
+{% macro _upsert_journal(target, table, version, facts, recreate) %}
     {#- The committing journal of a checked version: the new location (unpartitioned) or each
         partition to set, add or drop; the directories the previous commit superseded (`delete`);
         and those this commit supersedes (`keep`), by the table's partitioning as it was: a full
@@ -223,7 +224,7 @@
         'add_columns': version.plan.add_columns, 'unique_key': table.unique_key, 'location_root': table.location_root,
         'costs': table.costs,
         'set': [], 'add': [], 'drop': [], 'keep': [],
-        'delete': joinery.upsert_stored_journal(table.properties).garbage if table.managed else []} %}
+        'delete': joinery._upsert_stored_journal(table.properties).garbage if table.managed else []} %}
     {% if version.partitioned %}
         {% for spec, location in facts.produced | dictsort %}
             {% set step = 'set' if spec in facts.existing_partitions and not recreate else 'add' %}
@@ -244,19 +245,19 @@
         {% endfor %}
     {% elif table.managed and version.plan.target_partition_columns %}
         {% for spec in facts.existing_partitions %}
-            {% do superseded.append(joinery.upsert_partition_location(target.render(), spec)) %}
+            {% do superseded.append(joinery._upsert_partition_location(target.render(), spec)) %}
         {% endfor %}
     {% elif table.managed %}
         {% do superseded.append(version.target_location) %}
     {% endif %}
-    {% for path in superseded if joinery.upsert_is_version_directory(table.root, path) %}
+    {% for path in superseded if joinery._upsert_is_version_directory(table.root, path) %}
         {% do journal['keep'].append(path) %}
     {% endfor %}
     {{ return(journal) }}
 {% endmacro %}
 
 
-{% macro upsert_commit(target, existing, table, version, journal, recreate, settings) %}
+{% macro _upsert_commit(target, existing, table, version, journal, recreate, settings) %}
     {#- Commit a checked version. On an existing definition: store the journal, then apply it. A new
         definition (no table yet, a table joinery did not build, or a full refresh that changes more
         than added columns): drop the old one only now that the new data is written (external
@@ -264,24 +265,24 @@
         with every joinery property, the journal included when partitions are still to be added. -#}
     {% set target_sql = target.render() %}
     {% if existing is not none and not recreate %}
-        {% do joinery.upsert_set_pending(target_sql, journal) %}
-        {% do joinery.upsert_apply_commit(target, table.root, journal) %}
+        {% do joinery._upsert_set_pending(target_sql, journal) %}
+        {% do joinery._upsert_apply_commit(target, table.root, journal) %}
         {{ return(none) }}
     {% endif %}
     {% if recreate %}
         {% do adapter.drop_relation(existing) %}
     {% endif %}
     {% do run_query('create table ' ~ target_sql
-        ~ ' (\n    ' ~ joinery.upsert_column_ddl(version.plan.columns) ~ '\n)\n'
-        ~ joinery.upsert_storage_clause(settings) ~ '\nlocation '
-        ~ joinery.sql_string(table.root if version.partitioned else version.dir) ~ '\ntblproperties ('
-        ~ joinery.upsert_properties_sql({'root': table.root, 'unique_key': table.unique_key,
+        ~ ' (\n    ' ~ joinery._upsert_column_ddl(version.plan.columns) ~ '\n)\n'
+        ~ joinery._upsert_storage_clause(settings) ~ '\nlocation '
+        ~ joinery._sql_string(table.root if version.partitioned else version.dir) ~ '\ntblproperties ('
+        ~ joinery._upsert_properties_sql({'root': table.root, 'unique_key': table.unique_key,
             'location_root': table.location_root, 'options': table.options,
             'pending': journal if version.partitioned else none, 'garbage': journal['keep'] + journal['delete'],
             'version': table.run_id, 'costs': table.costs}) ~ ')') %}
     {% if version.partitioned %}
         {#- The definition holds no partition yet: add them, deleting nothing (the garbage waits). -#}
         {% do journal.update({'add_columns': [], 'keep': journal['keep'] + journal['delete'], 'delete': []}) %}
-        {% do joinery.upsert_apply_commit(target, table.root, journal) %}
+        {% do joinery._upsert_apply_commit(target, table.root, journal) %}
     {% endif %}
 {% endmacro %}

@@ -2,42 +2,42 @@
     through a staging table, checked (verify.sql), then committed by metastore calls (journal.sql).
     docs/upsert.md ("Crash safety, step by step") names the macro of each step. -#}
 
-{% macro upsert_rewrite_prepare(target, existing, sql, settings, mode, properties=none) %}
+{% macro _upsert_rewrite_prepare(target, existing, sql, settings, mode, properties=none) %}
     {#- Everything before the commit: the changes staged and checked, the new version written into
         its own directory and checked, the journal of its commit, the overlap check. {'table',
         'changes', 'change_info', 'skip': no changed rows, 'tombstones_only', 'version', 'facts',
         'journal', 'recreate'}. Nothing of it touches the live table. `properties`: the table's, when
         the run read them already. -#}
-    {% set table = joinery.upsert_read_table(target, existing, settings, mode.full, properties) %}
-    {% set changes = joinery.upsert_stage_changes(sql, target) %}
-    {% set change_info = joinery.upsert_validate_changes(changes, settings, with_partitions=not table.full_build) %}
+    {% set table = joinery._upsert_read_table(target, existing, settings, mode.full, properties) %}
+    {% set changes = joinery._upsert_stage_changes(sql, target) %}
+    {% set change_info = joinery._upsert_validate_changes(changes, settings, with_partitions=not table.full_build) %}
     {% set prepared = {'table': table, 'changes': changes, 'change_info': change_info, 'mode': mode,
         'skip': not table.full_build and change_info.rows == 0, 'tombstones_only': false} %}
     {% if not prepared.skip and not table.full_build %}
-        {% do prepared.update({'tombstones_only': joinery.upsert_only_tombstones_change(target, changes,
+        {% do prepared.update({'tombstones_only': joinery._upsert_only_tombstones_change(target, changes,
             change_info, settings)}) %}
     {% endif %}
     {% if prepared.skip or prepared.tombstones_only %}
         {{ return(prepared) }}
     {% endif %}
-    {% do table.update({'root': joinery.upsert_version_root(target, existing, table)}) %}
-    {% set version = joinery.upsert_write_version(target, table, changes, change_info, settings) %}
-    {% set facts = joinery.upsert_verify_version(target, version.stage, version.dir, version.plan, change_info,
+    {% do table.update({'root': joinery._upsert_version_root(target, existing, table)}) %}
+    {% set version = joinery._upsert_write_version(target, table, changes, change_info, settings) %}
+    {% set facts = joinery._upsert_verify_version(target, version.stage, version.dir, version.plan, change_info,
         table.full_build, settings, changes) %}
     {% set recreate = existing is not none and (not table.managed or version.plan.recreate) %}
     {#- The run's time, to the commit: the commit records it (`joinery.costs`, the cost rule's). -#}
-    {% do table.update({'costs': joinery.upsert_run_costs(mode)}) %}
+    {% do table.update({'costs': joinery._upsert_run_costs(mode)}) %}
     {% do prepared.update({'version': version, 'facts': facts, 'recreate': recreate,
-        'journal': joinery.upsert_journal(target, table, version, facts, recreate)}) %}
+        'journal': joinery._upsert_journal(target, table, version, facts, recreate)}) %}
     {% if table.managed %}
-        {% do joinery.upsert_check_no_overlap(target, table.root, table.properties, table.run_id, version.dir,
+        {% do joinery._upsert_check_no_overlap(target, table.root, table.properties, table.run_id, version.dir,
             changes) %}
     {% endif %}
     {{ return(prepared) }}
 {% endmacro %}
 
 
-{% macro upsert_rewrite_commit(target, existing, settings, prepared) %}
+{% macro _upsert_rewrite_commit(target, existing, settings, prepared) %}
     {#- Commit the checked version (journal.sql), or nothing when nothing changed or only tombstones
         did: the table then keeps its files and location. The cached changes are dropped either way. -#}
     {% set table = prepared.table %}
@@ -46,7 +46,7 @@
         {{ log('joinery_upsert ' ~ target ~ ': ' ~ ('no changed rows' if prepared.skip else prepared.change_info.rows
             ~ ' tombstones changed') ~ ', table left unchanged', info=true) }}
     {% else %}
-        {% do joinery.upsert_commit(target, existing, table, prepared.version, prepared.journal, prepared.recreate,
+        {% do joinery._upsert_commit(target, existing, table, prepared.version, prepared.journal, prepared.recreate,
             settings) %}
         {% set facts = prepared.facts %}
         {{ log('joinery_upsert ' ~ target ~ ': ' ~ facts.summary ~ ('' if not table.full_build else ' (' ~ prepared.mode.reason
@@ -54,37 +54,37 @@
             ~ ' rewritten partitions, ' ~ prepared.journal['drop'] | length ~ ' dropped')
             if prepared.change_info.partition_by else ''), info=true) }}
     {% endif %}
-    {% do joinery.upsert_drop_changes(prepared.changes) %}
+    {% do joinery._upsert_drop_changes(prepared.changes) %}
 {% endmacro %}
 
 
-{% macro upsert_read_table(target, existing, settings, full_build, properties=none) %}
+{% macro _upsert_read_table(target, existing, settings, full_build, properties=none) %}
     {#- What the run builds on: the table's joinery properties after recovering what a killed run
-        left (upsert_recover), whether joinery built it (`managed`: it has `joinery.root`), whether
+        left (_upsert_recover), whether joinery built it (`managed`: it has `joinery.root`), whether
         this is a full build (`full_build`: the run's build mode), and the properties this run
         stores. The run id names its version. -#}
     {% set target_sql = target.render() %}
     {% if properties is none %}
-        {% set properties = joinery.table_properties(target_sql) if existing is not none else {} %}
+        {% set properties = joinery._table_properties(target_sql) if existing is not none else {} %}
     {% endif %}
     {% set managed = 'joinery.root' in properties %}
-    {% if managed and joinery.upsert_recover(target, properties) %}
-        {% set properties = joinery.table_properties(target_sql) %}
+    {% if managed and joinery._upsert_recover(target, properties) %}
+        {% set properties = joinery._table_properties(target_sql) %}
     {% endif %}
     {% set table = {'properties': properties, 'managed': managed,
         'full_build': full_build or existing is none or not managed,
         'run_id': run_started_at.strftime('%Y%m%d%H%M%S%f') ~ '_' ~ invocation_id[:8],
         'unique_key': tojson(settings.unique_key | map('lower') | list),
-        'location_root': config.get('location_root') or '', 'options': joinery.upsert_options_text(settings)} %}
+        'location_root': config.get('location_root') or '', 'options': joinery._upsert_options_text(settings)} %}
     {% do table.update({'options_changed': managed and properties.get('joinery.options') != table.options}) %}
     {% if managed %}
-        {% do joinery.upsert_check_built_with(target_sql, table, settings) %}
+        {% do joinery._upsert_check_built_with(target_sql, table, settings) %}
     {% endif %}
     {{ return(table) }}
 {% endmacro %}
 
 
-{% macro upsert_check_built_with(target_sql, table, settings) %}
+{% macro _upsert_check_built_with(target_sql, table, settings) %}
     {#- A joinery table keeps what it was built with. Its unique_key: matched on another key, one
         change could replace several rows, or two changes one row (the row count check cannot tell).
         Its options (a Hive SerDe table reads its files through the SerDe its definition names, and
@@ -92,25 +92,25 @@
         then: joinery does not move a table's files. -#}
     {% set properties = table.properties %}
     {% if not table.full_build and properties.get('joinery.unique_key') != table.unique_key %}
-        {{ joinery.upsert_argument_error('unique_key', settings.unique_key, 'the table was built with unique_key '
+        {{ joinery._upsert_argument_error('unique_key', settings.unique_key, 'the table was built with unique_key '
             ~ properties.get('joinery.unique_key') ~ ', and matching its rows on another key can merge or drop '
             ~ 'rows: change unique_key with --full-refresh') }}
     {% endif %}
     {% if properties.get('joinery.location_root') != table.location_root %}
-        {{ joinery.upsert_argument_error('location_root', table.location_root, 'the table was built with '
+        {{ joinery._upsert_argument_error('location_root', table.location_root, 'the table was built with '
             ~ 'location_root ' ~ tojson(properties.get('joinery.location_root')) ~ ' (its versions are under '
             ~ properties['joinery.root'] ~ '), and joinery does not move a table: set location_root back, or drop '
             ~ target_sql ~ ' and run again to build it at the new root (the old root keeps its files)') }}
     {% endif %}
     {% if table.options_changed and not table.full_build %}
-        {{ joinery.upsert_argument_error('options', settings.options, 'the table was built with options '
+        {{ joinery._upsert_argument_error('options', settings.options, 'the table was built with options '
             ~ properties.get('joinery.options') ~ ', and its definition could not read files written with '
             ~ 'others: change options with --full-refresh') }}
     {% endif %}
 {% endmacro %}
 
 
-{% macro upsert_version_root(target, existing, table) %}
+{% macro _upsert_version_root(target, existing, table) %}
     {#- Where versions live: the root the table was built with (stored qualified), else
         `<location_root>/<alias>`, else `<schema location>/<alias>__joinery`: not the folder of a
         managed table of that name, since dbt-spark's `table`, if the model is switched back to it,
@@ -120,34 +120,34 @@
     {% if table.managed %}
         {{ return(table.properties['joinery.root']) }}
     {% elif table.location_root %}
-        {% set root = joinery.upsert_qualified_location(target, table.location_root ~ '/' ~ target.identifier) %}
+        {% set root = joinery._upsert_qualified_location(target, table.location_root ~ '/' ~ target.identifier) %}
     {% else %}
-        {% set root = joinery.upsert_schema_location(target.schema) ~ '/' ~ target.identifier ~ '__joinery' %}
+        {% set root = joinery._upsert_schema_location(target.schema) ~ '/' ~ target.identifier ~ '__joinery' %}
     {% endif %}
-    {% if existing is not none and joinery.describe_relation(target.render())['location'].startswith(root) %}
+    {% if existing is not none and joinery._describe_relation(target.render())['location'].startswith(root) %}
         {% set root = root ~ '__joinery' %}
     {% endif %}
     {{ return(root) }}
 {% endmacro %}
 
 
-{% macro upsert_write_version(target, table, changes, change_info, settings) %}
+{% macro _upsert_write_version(target, table, changes, change_info, settings) %}
     {#- Plan the new version and write it into its own directory `<root>/v_<run id>` through a
         staging table located there; on a joinery table, a `writing` journal names the directory
         first, so a run killed while writing leaves the next run a directory to delete. One INSERT
         per SELECT: Spark 4 does not reuse a cached view whose query uses a CTE twice (compact's,
         fk_join's) when one statement names the view twice. -#}
     {% set target_sql = target.render() %}
-    {% set version_dir = joinery.upsert_version_directory(table.root, table.run_id) %}
-    {% set target_info = joinery.describe_relation(target_sql) if table.managed else none %}
-    {% set plan = joinery.upsert_plan(target_sql, target_info, table.full_build, changes, change_info, settings,
+    {% set version_dir = joinery._upsert_version_directory(table.root, table.run_id) %}
+    {% set target_info = joinery._describe_relation(target_sql) if table.managed else none %}
+    {% set plan = joinery._upsert_plan(target_sql, target_info, table.full_build, changes, change_info, settings,
         table.options_changed) %}
-    {% set stage_sql = joinery.upsert_work_table(target, 'stage') %}
+    {% set stage_sql = joinery._upsert_work_table(target, 'stage') %}
     {% if table.managed %}
-        {% do joinery.upsert_set_pending(target_sql, {'run': table.run_id, 'state': 'writing', 'dir': version_dir}) %}
+        {% do joinery._upsert_set_pending(target_sql, {'run': table.run_id, 'state': 'writing', 'dir': version_dir}) %}
     {% endif %}
-    {% do run_query('create table ' ~ stage_sql ~ ' (\n    ' ~ joinery.upsert_column_ddl(plan.columns) ~ '\n)\n'
-        ~ joinery.upsert_storage_clause(settings, staging=true) ~ '\nlocation ' ~ joinery.sql_string(version_dir)) %}
+    {% do run_query('create table ' ~ stage_sql ~ ' (\n    ' ~ joinery._upsert_column_ddl(plan.columns) ~ '\n)\n'
+        ~ joinery._upsert_storage_clause(settings, staging=true) ~ '\nlocation ' ~ joinery._sql_string(version_dir)) %}
     {% if change_info.partition_by and settings.file_format == 'hive' %}
         {% do run_query('set hive.exec.dynamic.partition.mode=nonstrict') %}
     {% endif %}

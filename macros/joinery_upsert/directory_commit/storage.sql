@@ -2,31 +2,32 @@
     statements only: roots, version directories, partition specs and locations, DDL, work tables
     and the janitor that deletes directories through the Hive metastore. -#}
 
-{% macro upsert_schema_location(schema) %}
-    {% for row in run_query('describe schema extended ' ~ joinery.quote_identifier(schema)).rows
+{% macro _upsert_schema_location(schema) %}
+    {% for row in run_query('describe schema extended ' ~ joinery._quote_identifier(schema)).rows
         if row[0] | trim == 'Location' %}
         {{ return(row[1] | trim) }}
     {% endfor %}
-    {{ joinery.upsert_fail('cannot find the location of schema ' ~ schema) }}
+    {{ joinery._upsert_fail('cannot find the location of schema ' ~ schema) }}
 {% endmacro %}
 
 
-{% macro upsert_qualified_location(relation, location) %}
+{% macro _upsert_qualified_location(relation, location) %}
     {#- `location` as the metastore spells it (`file:/mnt/lake`, `hdfs://namenode:8020/lake`). The
         metastore normalizes a path when it stores it, so a path as written would not compare equal
         with the locations it reports (which directories are this table's versions, the derived
         partition locations). Three statements: a throwaway external table at the path, described,
         dropped (an external table's files stay). A root is qualified once, when the table is
         built, and stored so (`joinery.root`). -#}
-    {% set probe = joinery.upsert_work_table(relation, 'probe') %}
-    {% do run_query('create table ' ~ probe ~ ' (unused int) using parquet location ' ~ joinery.sql_string(location)) %}
-    {% set qualified = joinery.describe_relation(probe)['location'] %}
+    {% set probe = joinery._upsert_work_table(relation, 'probe') %}
+    {% do run_query('create table ' ~ probe ~ ' (unused int) using parquet location '
+        ~ joinery._sql_string(location)) %}
+    {% set qualified = joinery._describe_relation(probe)['location'] %}
     {% do run_query('drop table ' ~ probe) %}
     {{ return(qualified) }}
 {% endmacro %}
 
 
-{% macro upsert_version_directory(root, run_id) %}
+{% macro _upsert_version_directory(root, run_id) %}
     {#- Where a run writes its version: `v_<run id>` under the table's root. Not `_v...` or `.v...`:
         Hadoop's FileInputFormat, which Hive SerDe tables read through, skips such paths, the table
         location included. No `=` in the name: Hive's dynamic-partition load reads every `name=value`
@@ -35,13 +36,13 @@
 {% endmacro %}
 
 
-{% macro upsert_is_version_directory(root, path) %}
+{% macro _upsert_is_version_directory(root, path) %}
     {#- A directory joinery may delete: a version directory of this table's root, or a partition in one. -#}
     {{ return(path is string and path.startswith(root ~ '/v_')) }}
 {% endmacro %}
 
 
-{% macro upsert_work_table(relation, suffix) %}
+{% macro _upsert_work_table(relation, suffix) %}
     {#- The name of this run's work table `<table>__joinery_<suffix>` (the stage, the janitor), after
         dropping one that a killed run left. dbt's relation cache listed the schema's tables at the
         start of the invocation, so when there is none this costs no statement. Each use ends by
@@ -56,17 +57,17 @@
 {% endmacro %}
 
 
-{% macro upsert_delete_directories(relation, root, paths) %}
+{% macro _upsert_delete_directories(relation, root, paths) %}
     {#- Delete version directories of this table's root, or partition directories in them, and each
         folder that deleting them leaves empty, up to the version directory (never the root).
         Deleting in bulk is one metastore call for any number of directories, but leaves their
         parent folders; dropping a directory as a partition deletes the parents it empties, at a
-        metastore call per directory (upsert_janitor). So the directories go in bulk except one per
+        metastore call per directory (_upsert_janitor). So the directories go in bulk except one per
         parent folder, and those go last, one by one: whichever empties a folder deletes it. -#}
-    {% for path in paths if not joinery.upsert_is_version_directory(root, path) %}
-        {{ joinery.upsert_fail('refusing to delete ' ~ path ~ ', which is not a version directory under ' ~ root) }}
+    {% for path in paths if not joinery._upsert_is_version_directory(root, path) %}
+        {{ joinery._upsert_fail('refusing to delete ' ~ path ~ ', which is not a version directory under ' ~ root) }}
     {% endfor %}
-    {% set janitor = joinery.upsert_work_table(relation, 'janitor') %}
+    {% set janitor = joinery._upsert_work_table(relation, 'janitor') %}
     {% set bulk = [] %}
     {% set last_in_folder = {} %}
     {% for path in paths %}
@@ -77,19 +78,19 @@
             {% do last_in_folder.update({folder: path}) %}
         {% endif %}
     {% endfor %}
-    {% do joinery.upsert_janitor(janitor, bulk, 1) %}
+    {% do joinery._upsert_janitor(janitor, bulk, 1) %}
     {#- Folder levels below the root: `v_<run id>/country=NL` is 2. -#}
     {% set by_levels = {} %}
     {% for path in last_in_folder.values() %}
         {% do by_levels.setdefault(path[root | length + 1:].strip('/').split('/') | length, []).append(path) %}
     {% endfor %}
     {% for levels, group in by_levels | dictsort %}
-        {% do joinery.upsert_janitor(janitor, group, levels) %}
+        {% do joinery._upsert_janitor(janitor, group, levels) %}
     {% endfor %}
 {% endmacro %}
 
 
-{% macro upsert_janitor(janitor, paths, levels) %}
+{% macro _upsert_janitor(janitor, paths, levels) %}
     {#- Spark SQL has no statement that deletes a directory, but the Hive metastore deletes the
         locations of a managed table's partitions. So `paths` become the partitions of a throwaway
         managed table `janitor` with `levels` partition columns:
@@ -117,7 +118,7 @@
         {% for column in columns %}
             {% do spec.append(column ~ ' = ' ~ values[loop.index0]) %}
         {% endfor %}
-        {% do partitions.append('partition (' ~ spec | join(', ') ~ ') location ' ~ joinery.sql_string(path)) %}
+        {% do partitions.append('partition (' ~ spec | join(', ') ~ ') location ' ~ joinery._sql_string(path)) %}
     {% endfor %}
     {% do run_query('alter table ' ~ janitor ~ ' add ' ~ partitions | join(' ')) %}
     {% if levels > 1 %}
@@ -127,37 +128,37 @@
 {% endmacro %}
 
 
-{% macro upsert_partition_spec(partition_columns, values) %}
+{% macro _upsert_partition_spec(partition_columns, values) %}
     {#- `k` = '1', `d` = '2024-01-01': a partition spec from values read as strings (Spark casts a
         string in a partition spec to the column's type). -#}
     {% set parts = [] %}
     {% for column in partition_columns %}
-        {% do parts.append(joinery.quote_identifier(column) ~ ' = ' ~ joinery.sql_string(values[loop.index0])) %}
+        {% do parts.append(joinery._quote_identifier(column) ~ ' = ' ~ joinery._sql_string(values[loop.index0])) %}
     {% endfor %}
     {{ return(parts | join(', ')) }}
 {% endmacro %}
 
 
-{% macro upsert_specs_of_values(partition_columns, partitions) %}
+{% macro _upsert_specs_of_values(partition_columns, partitions) %}
     {#- Partition specs of value lists, sorted. -#}
     {% set specs = [] %}
     {% for values in partitions %}
-        {% do specs.append(joinery.upsert_partition_spec(partition_columns, values)) %}
+        {% do specs.append(joinery._upsert_partition_spec(partition_columns, values)) %}
     {% endfor %}
     {{ return(specs | sort) }}
 {% endmacro %}
 
 
-{% macro upsert_partition_location(relation_sql, spec) %}
+{% macro _upsert_partition_location(relation_sql, spec) %}
     {% for row in run_query('describe table extended ' ~ relation_sql ~ ' partition (' ~ spec ~ ')').rows
         if (row[0] or '') | trim == 'Location' %}
         {{ return(row[1] | trim) }}
     {% endfor %}
-    {{ joinery.upsert_fail('no location for partition (' ~ spec ~ ') of ' ~ relation_sql) }}
+    {{ joinery._upsert_fail('no location for partition (' ~ spec ~ ') of ' ~ relation_sql) }}
 {% endmacro %}
 
 
-{% macro upsert_written_partition_locations(relation_sql, location, partition_columns, partitions,
+{% macro _upsert_written_partition_locations(relation_sql, location, partition_columns, partitions,
     lowercase_names=false) %}
     {#- Where each partition (a value list) of a table just written at `location` lives, by spec.
         Spark writes a partition to `<location>/<name>=<value>[/...]` and escapes only characters
@@ -170,7 +171,7 @@
     {% set derived = {} %}
     {% set described = {} %}
     {% for values in partitions %}
-        {% set spec = joinery.upsert_partition_spec(partition_columns, values) %}
+        {% set spec = joinery._upsert_partition_spec(partition_columns, values) %}
         {% set path = namespace(plain=true, parts=[]) %}
         {% for value in values %}
             {% if not (value is string and plain.match(value) and plain.match(names[loop.index0])) %}
@@ -181,15 +182,15 @@
         {% if path.plain %}
             {% do derived.update({spec: location ~ '/' ~ path.parts | join('/')}) %}
         {% else %}
-            {% do described.update({spec: joinery.upsert_partition_location(relation_sql, spec)}) %}
+            {% do described.update({spec: joinery._upsert_partition_location(relation_sql, spec)}) %}
         {% endif %}
     {% endfor %}
     {% set checked = (derived | list | sort | first) if derived else none %}
-    {% if checked is not none and joinery.upsert_partition_location(relation_sql, checked) != derived[checked] %}
+    {% if checked is not none and joinery._upsert_partition_location(relation_sql, checked) != derived[checked] %}
         {{ log('joinery_upsert: ' ~ relation_sql ~ ' partition (' ~ checked ~ ') is not at the derived '
             ~ derived[checked] ~ '; describing every partition') }}
         {% for spec in derived | list %}
-            {% do derived.update({spec: joinery.upsert_partition_location(relation_sql, spec)}) %}
+            {% do derived.update({spec: joinery._upsert_partition_location(relation_sql, spec)}) %}
         {% endfor %}
     {% endif %}
     {% do derived.update(described) %}
@@ -197,10 +198,10 @@
 {% endmacro %}
 
 
-{% macro upsert_column_ddl(columns) %}
+{% macro _upsert_column_ddl(columns) %}
     {% set parts = [] %}
     {% for column in columns %}
-        {% do parts.append(joinery.quote_identifier(column.name) ~ ' ' ~ column.type) %}
+        {% do parts.append(joinery._quote_identifier(column.name) ~ ' ' ~ column.type) %}
     {% endfor %}
     {{ return(parts | join(',\n    ')) }}
 {% endmacro %}

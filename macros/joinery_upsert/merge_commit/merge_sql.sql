@@ -19,30 +19,30 @@
         that `column_types` does not name, which the table lacks, are added in the MERGE's own
         commit. Assignments name the target's columns bare: Delta resolves a column added by schema
         evolution only so. -#}
-    {% set keys = joinery.as_list(unique_key, 'unique_key', 'upsert_merge_sql') %}
-    {% set names = joinery.as_list(columns, 'columns', 'upsert_merge_sql') %}
-    {% set deleted = 'coalesce(source.' ~ joinery.quote_identifier(deleted_column)
+    {% set keys = joinery._as_list(unique_key, 'unique_key', 'upsert_merge_sql') %}
+    {% set names = joinery._as_list(columns, 'columns', 'upsert_merge_sql') %}
+    {% set deleted = 'coalesce(source.' ~ joinery._quote_identifier(deleted_column)
         ~ ', false)' if deleted_column else 'false' %}
     {% set updates = [] %}
     {% set same = [] %}
     {% for name in names if name not in keys %}
-        {% set quoted = joinery.quote_identifier(name) %}
+        {% set quoted = joinery._quote_identifier(name) %}
         {% do updates.append(quoted ~ ' = source.' ~ quoted) %}
         {#- A column the table lacks reads NULL in every stored row. -#}
         {% if column_types is mapping and name in column_types %}
-            {% do same.append(joinery.same_value_sql('target.' ~ quoted, 'source.' ~ quoted, column_types[name])) %}
+            {% do same.append(joinery._same_value_sql('target.' ~ quoted, 'source.' ~ quoted, column_types[name])) %}
         {% elif column_types is mapping %}
             {% do same.append('source.' ~ quoted ~ ' is null') %}
         {% endif %}
     {% endfor %}
     {% for name in null_columns or [] %}
-        {% do updates.append(joinery.quote_identifier(name) ~ ' = null') %}
-        {% do same.append('target.' ~ joinery.quote_identifier(name) ~ ' is null') %}
+        {% do updates.append(joinery._quote_identifier(name) ~ ' = null') %}
+        {% do same.append('target.' ~ joinery._quote_identifier(name) ~ ' is null') %}
     {% endfor %}
     {% set merge %}
 merge {{ 'with schema evolution ' if schema_evolution else '' }}into {{ target }} as target
 using {{ source }} as source
-on {{ joinery.key_match(keys, 'target', 'source') }}
+on {{ joinery._key_match(keys, 'target', 'source') }}
 {%- if target_filter %}
     and {{ target_filter }}
 {%- endif %}
@@ -50,8 +50,8 @@ when matched and {{ deleted }} then delete
 {%- if updates %}
 when matched{{ ' and not (' ~ same | join(' and ') ~ ')' if same else '' }} then update set {{ updates | join(', ') }}
 {%- endif %}
-when not matched and not {{ deleted }} then insert ({{ joinery.quoted_column_list(names) }})
-    values ({{ joinery.quoted_column_list(names, 'source') }})
+when not matched and not {{ deleted }} then insert ({{ joinery._quoted_column_list(names) }})
+    values ({{ joinery._quoted_column_list(names, 'source') }})
     {%- endset %}
     {{ return(merge) }}
 {% endmacro %}

@@ -1,40 +1,40 @@
 {#- A full build of a delta or iceberg table: one `create or replace table ... as select`, the table
     format's own atomic commit (the previous version stays readable by time travel). -#}
 
-{% macro upsert_merge_replace(target, existing, sql, settings, prepared) %}
+{% macro _upsert_merge_replace(target, existing, sql, settings, prepared) %}
     {#- The whole table from the SELECT's live rows, with the one-row-per-key check in the same
         statement. joinery's facts go into the statement's own table properties: `joinery.unique_key`,
         `joinery.partition_by`, and `joinery.build`, the run's note (table_state.sql). `create or
         replace` cannot change a table's provider, so a table of another format is dropped first:
         not atomic, that one case. -#}
     {% set found = prepared.found %}
-    {% set names = joinery.upsert_stored_names(prepared.preflight.columns, found) %}
-    {% set note = joinery.upsert_build_note(prepared.preflight.started, settings, 'full') %}
-    {% set properties = joinery.upsert_format_properties(settings.file_format) %}
-    {% do properties.update(joinery.upsert_model_properties()) %}
+    {% set names = joinery._upsert_stored_names(prepared.preflight.columns, found) %}
+    {% set note = joinery._upsert_build_note(prepared.preflight.started, settings, 'full', target) %}
+    {% set properties = joinery._upsert_format_properties(settings.file_format) %}
+    {% do properties.update(joinery._upsert_model_properties()) %}
     {% do properties.update({'joinery.unique_key': tojson(settings.unique_key | map('lower') | list),
         'joinery.partition_by': tojson(settings.partition_by | map('lower') | list), 'joinery.build': note}) %}
     {% set assignments = [] %}
     {% for name, value in properties | dictsort %}
-        {% do assignments.append(joinery.sql_string(name) ~ ' = ' ~ joinery.sql_string(value)) %}
+        {% do assignments.append(joinery._sql_string(name) ~ ' = ' ~ joinery._sql_string(value)) %}
     {% endfor %}
-    {% if existing is not none and joinery.relation_provider(existing) != settings.file_format %}
+    {% if existing is not none and joinery._relation_provider(existing) != settings.file_format %}
         {% do adapter.drop_relation(existing) %}
     {% endif %}
     {% set location = config.get('location_root') %}
-    {% do joinery.upsert_note_commit(settings, note) %}
+    {% do joinery._upsert_note_commit(settings, note) %}
     {% call statement('main') %}
         create or replace table {{ target.render() }}
-        {{ joinery.upsert_storage_clause(settings) }}
+        {{ joinery._upsert_storage_clause(settings) }}
         {%- if location %}
-        location {{ joinery.sql_string(location ~ '/' ~ target.identifier) }}
+        location {{ joinery._sql_string(location ~ '/' ~ target.identifier) }}
         {%- endif %}
         tblproperties ({{ assignments | join(', ') }})
-        as select {{ joinery.quoted_column_list(names) }}
-        from ({{ joinery.upsert_checked_rows_sql(sql, found, settings) }}) as changed
-        where {{ joinery.upsert_live_condition(found, 'changed') }}
+        as select {{ joinery._quoted_column_list(names) }}
+        from ({{ joinery._upsert_checked_rows_sql(sql, found, settings) }}) as changed
+        where {{ joinery._upsert_live_condition(found, 'changed') }}
     {% endcall %}
-    {% do joinery.upsert_note_commit(settings, none) %}
+    {% do joinery._upsert_note_commit(settings, none) %}
     {#- Why the run built in full, in run_results.json as in the log. -#}
     {% do store_raw_result('main', message='CREATE OR REPLACE: full build (' ~ prepared.mode.reason ~ ')',
         code='CREATE', rows_affected=-1) %}
@@ -43,7 +43,7 @@
 {% endmacro %}
 
 
-{% macro upsert_format_properties(file_format) %}
+{% macro _upsert_format_properties(file_format) %}
     {#- The table properties joinery sets on the delta and iceberg tables it creates: deletion
         vectors on delta; format version 2 with merge-on-read on iceberg, so that a MERGE writes
         delete files instead of rewriting the data files it touches. -#}
@@ -57,15 +57,18 @@
 {% endmacro %}
 
 
-{% macro upsert_note_commit(settings, note) %}
-    {#- Iceberg: `note` (table_state.sql, upsert_build_note) goes into the snapshot summary of the next
-        commit of this session as `joinery.run`; none clears it. Set right before the commit's
-        statement and cleared right after it, so that no other write of the session carries it
-        (docs/upsert.md says what another dbt thread can see meanwhile). Delta: nothing (a MERGE's
-        time is in its own history entry, a full build's note in its table properties). -#}
-    {% if settings.file_format != 'iceberg' %}
+{% macro _upsert_note_commit(settings, note, merge=false) %}
+    {#- `note` (table_state.sql, _upsert_build_note) into the next commit of this session: iceberg's
+        snapshot summary (`joinery.run`), and for a MERGE (`merge`) Delta's commit userMetadata (a
+        Delta full build notes in its own table properties instead); none clears it. Set right
+        before the commit's statement and cleared right after it, so that no other write of the
+        session carries it (docs/upsert.md says what another dbt thread can see meanwhile). -#}
+    {% if settings.file_format == 'iceberg' %}
+        {% set key = '`spark.sql.iceberg.snapshot-property.joinery.run`' %}
+    {% elif settings.file_format == 'delta' and merge %}
+        {% set key = '`spark.databricks.delta.commitInfo.userMetadata`' %}
+    {% else %}
         {{ return(none) }}
     {% endif %}
-    {% set key = '`spark.sql.iceberg.snapshot-property.joinery.run`' %}
     {% do run_query('reset ' ~ key if note is none else 'set ' ~ key ~ '=' ~ note) %}
 {% endmacro %}

@@ -1,22 +1,22 @@
 {#- Checks of the model's SELECT against the config and the table, shared by both commit paths. -#}
 
-{% macro upsert_drop_changes(changes) %}
+{% macro _upsert_drop_changes(changes) %}
     {#- Drop the run's cached changes (`drop view` uncaches a temp view as it drops it): at the end of
-        a run, and in upsert_fail before each error once they are cached. -#}
+        a run, and in _upsert_fail before each error once they are cached. -#}
     {% do run_query('drop view if exists ' ~ changes) %}
 {% endmacro %}
 
 
-{% macro upsert_change_columns(changes, settings, columns) %}
+{% macro _upsert_change_columns(changes, settings, columns) %}
     {#- The key, partition and delete-marker columns of the config, as the SELECT spells them
         ({'keys', 'partition_by', 'deleted'}); a missing or unusable one fails the run. -#}
     {% set names = columns | map(attribute='name') | list %}
-    {% set found = {'keys': [], 'partition_by': [], 'deleted': joinery.find_column(names, settings.deleted_column)} %}
+    {% set found = {'keys': [], 'partition_by': [], 'deleted': joinery._find_column(names, settings.deleted_column)} %}
     {% for argument, wanted in [('unique_key', settings.unique_key), ('partition_by', settings.partition_by)] %}
         {% for column in wanted %}
-            {% set name = joinery.find_column(names, column) %}
+            {% set name = joinery._find_column(names, column) %}
             {% if name is none %}
-                {{ joinery.upsert_argument_error(argument, column,
+                {{ joinery._upsert_argument_error(argument, column,
                     "no such column in the model's SELECT; its columns are " ~ tojson(names), changes) }}
             {% endif %}
             {% do found['keys' if argument == 'unique_key' else 'partition_by'].append(name) %}
@@ -24,8 +24,8 @@
     {% endfor %}
     {% for key in found['keys'] %}
         {% set key_type = (columns | selectattr('name', 'equalto', key) | first)['type'] %}
-        {% if not joinery.is_comparable_type(key_type) %}
-            {{ joinery.upsert_argument_error('unique_key', key, 'the column is of type ' ~ key_type
+        {% if not joinery._is_comparable_type(key_type) %}
+            {{ joinery._upsert_argument_error('unique_key', key, 'the column is of type ' ~ key_type
                 ~ ', which Spark cannot compare (a map or a variant): a key must be comparable; key on '
                 ~ 'columns that identify the row, or on a string form such as to_json(...) in the SELECT', changes) }}
         {% endif %}
@@ -33,7 +33,7 @@
     {% if found.deleted is not none %}
         {% set deleted_type = (columns | selectattr('name', 'equalto', found.deleted) | first)['type'] %}
         {% if deleted_type | lower != 'boolean' %}
-            {{ joinery.upsert_argument_error('deleted_column', found.deleted,
+            {{ joinery._upsert_argument_error('deleted_column', found.deleted,
                 'the delete marker must be a boolean column, but it is ' ~ deleted_type, changes) }}
         {% endif %}
     {% endif %}
@@ -41,12 +41,12 @@
 {% endmacro %}
 
 
-{% macro upsert_partition_values(text, changes=none) %}
-    {#- Partition value lists as partition_list_sql writes them; a NULL value fails the run: partition
+{% macro _upsert_partition_values(text, changes=none) %}
+    {#- Partition value lists as _partition_list_sql writes them; a NULL value fails the run: partition
         columns of a joinery_upsert model must not be NULL. -#}
-    {% set partitions = joinery.parse_partition_values(text) %}
+    {% set partitions = joinery._parse_partition_values(text) %}
     {% for values in partitions if none in values %}
-        {{ joinery.upsert_fail('a partition column is NULL for some rows (an empty string is one too: Spark '
+        {{ joinery._upsert_fail('a partition column is NULL for some rows (an empty string is one too: Spark '
             ~ 'stores it as the NULL partition); partition columns of a joinery_upsert model must not be NULL',
             changes) }}
     {% endfor %}
@@ -54,16 +54,16 @@
 {% endmacro %}
 
 
-{% macro upsert_live_condition(change_info, alias) %}
+{% macro _upsert_live_condition(change_info, alias) %}
     {#- True for changed rows that upsert (not deletes); a NULL marker counts as not deleted. -#}
     {% if change_info.deleted is none %}
         {{ return('true') }}
     {% endif %}
-    {{ return('not coalesce(' ~ alias ~ '.' ~ joinery.quote_identifier(change_info.deleted) ~ ', false)') }}
+    {{ return('not coalesce(' ~ alias ~ '.' ~ joinery._quote_identifier(change_info.deleted) ~ ', false)') }}
 {% endmacro %}
 
 
-{% macro upsert_types_compatible(target_type, change_type) %}
+{% macro _upsert_types_compatible(target_type, change_type) %}
     {#- A changed column may have the target's type, be untyped NULL, or a type whose every value the
         target's type holds exactly: a narrower integer, or an int or float into a double. -#}
     {% set integers = ['tinyint', 'smallint', 'int', 'bigint'] %}
@@ -80,22 +80,22 @@
 {% endmacro %}
 
 
-{% macro upsert_check_schema_unchanged(settings, changes, target_sql, target_names, change_names) %}
+{% macro _upsert_check_schema_unchanged(settings, changes, target_sql, target_names, change_names) %}
     {#- on_schema_change='fail': an incremental run whose SELECT adds or drops columns of the table
         stops before it writes anything. Names compare ignoring case, as Spark resolves them. -#}
     {% if settings.on_schema_change != 'fail' %}
         {{ return(none) }}
     {% endif %}
     {% set added = [] %}
-    {% for name in change_names if joinery.find_column(target_names, name) is none %}
+    {% for name in change_names if joinery._find_column(target_names, name) is none %}
         {% do added.append(name) %}
     {% endfor %}
     {% set removed = [] %}
-    {% for name in target_names if joinery.find_column(change_names, name) is none %}
+    {% for name in target_names if joinery._find_column(change_names, name) is none %}
         {% do removed.append(name) %}
     {% endfor %}
     {% if added or removed %}
-        {{ joinery.upsert_argument_error('on_schema_change', 'fail', 'the model adds columns '
+        {{ joinery._upsert_argument_error('on_schema_change', 'fail', 'the model adds columns '
             ~ tojson(added) ~ ' and no longer selects ' ~ tojson(removed) ~ ' of ' ~ target_sql
             ~ '; run it with --full-refresh, or set on_schema_change to append_new_columns', changes) }}
     {% endif %}

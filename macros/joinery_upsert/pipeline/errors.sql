@@ -1,24 +1,24 @@
 {#- How joinery_upsert stops a run: one error prefix, and the run's cached changes dropped first. -#}
 
-{% macro upsert_fail(message, changes=none) %}
+{% macro _upsert_fail(message, changes=none) %}
     {#- The one way joinery_upsert stops a run: drop the run's cached changes first (when staged), so
         that a long-lived session (the embedded target's, a Thrift server's) does not keep them, then
         raise with the one prefix, `joinery_upsert (model <name>): `. An error Spark raises cannot be
         caught in Jinja; that run's cache is left to Spark. -#}
     {% if changes is not none %}
-        {% do joinery.upsert_drop_changes(changes) %}
+        {% do joinery._upsert_drop_changes(changes) %}
     {% endif %}
-    {{ exceptions.raise_compiler_error(joinery.upsert_where() ~ ': ' ~ message) }}
+    {{ exceptions.raise_compiler_error(joinery._upsert_where() ~ ': ' ~ message) }}
 {% endmacro %}
 
 
-{% macro upsert_where() %}
+{% macro _upsert_where() %}
     {#- The one error prefix of joinery_upsert: `joinery_upsert (model <name>)`. -#}
     {{ return('joinery_upsert (model ' ~ model.name ~ ')') }}
 {% endmacro %}
 
 
-{% macro upsert_argument_error(argument, value, allowed, changes=none) %}
-    {#- upsert_fail for a config: names the argument, the bad value and what is allowed. -#}
-    {{ joinery.upsert_fail('argument `' ~ argument ~ '` got ' ~ tojson(value) ~ ': ' ~ allowed, changes) }}
+{% macro _upsert_argument_error(argument, value, allowed, changes=none) %}
+    {#- _upsert_fail for a config: names the argument, the bad value and what is allowed. -#}
+    {{ joinery._upsert_fail('argument `' ~ argument ~ '` got ' ~ tojson(value) ~ ': ' ~ allowed, changes) }}
 {% endmacro %}

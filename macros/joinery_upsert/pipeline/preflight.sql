@@ -4,7 +4,7 @@
     statement, the figures of the changed rows (their count, the most rows of one key, their
     partitions), computed in the same statement. -#}
 
-{% macro upsert_preflight(sql, target, settings, with_stats=false) %}
+{% macro _upsert_preflight(sql, target, settings, with_stats=false) %}
     {#- {'columns': [{name, type}] of the SELECT, 'target_columns': the table's (none without
         `target`), 'started': the time as text, 'stats': upsert_preflight_stats or none}. -#}
     {% set parts = ["to_json(struct(changed.*), map('ignoreNullFields', 'false'))",
@@ -18,11 +18,11 @@
     {% endif %}
     {% if with_stats %}
         {% do parts.append('stats.*') %}
-        {% do sources.append('cross join (\n' ~ joinery.upsert_preflight_stats_sql(sql, settings) ~ '\n) as stats') %}
+        {% do sources.append('cross join (\n' ~ joinery._upsert_preflight_stats_sql(sql, settings) ~ '\n) as stats') %}
     {% endif %}
     {% set row = run_query('select ' ~ parts | join(', ') ~ '\nfrom ' ~ sources | join('\n')).rows[0] %}
-    {% set found = {'columns': joinery.upsert_row_columns(row[0], row[1]), 'started': row[2],
-        'target_columns': joinery.upsert_row_columns(row[3], row[4]) if target is not none else none,
+    {% set found = {'columns': joinery._upsert_row_columns(row[0], row[1]), 'started': row[2],
+        'target_columns': joinery._upsert_row_columns(row[3], row[4]) if target is not none else none,
         'stats': none} %}
     {% if with_stats %}
         {% set offset = 5 if target is not none else 3 %}
@@ -33,29 +33,29 @@
 {% endmacro %}
 
 
-{% macro upsert_preflight_stats_sql(sql, settings) %}
+{% macro _upsert_preflight_stats_sql(sql, settings) %}
     {#- One row of the changed rows' figures, grouped by key: rows, live rows, the most rows of one key
-        and that key (JSON), and the partitions they fall in (upsert_preflight checks them). Columns
+        and that key (JSON), and the partitions they fall in (_upsert_preflight checks them). Columns
         are named as configured (Spark resolves names ignoring case; a missing one fails the
         statement naming it). The delete marker may be absent from the SELECT, so it is read from the
         row as JSON; its type and spelling are checked from the same statement's analysis. -#}
     {% set key_struct = [] %}
     {% for key in settings.unique_key %}
-        {% do key_struct.append(joinery.sql_string(key) ~ ', ' ~ joinery.quote_identifier(key)) %}
+        {% do key_struct.append(joinery._sql_string(key) ~ ', ' ~ joinery._quote_identifier(key)) %}
     {% endfor %}
-    {% set marker = "try_cast(get_json_object(to_json(struct(*)), " ~ joinery.sql_string('$.' ~ settings.deleted_column)
-        ~ ') as boolean)' %}
-    {% set casts = joinery.partition_casts(settings.partition_by) %}
+    {% set marker = "try_cast(get_json_object(to_json(struct(*)), "
+        ~ joinery._sql_string('$.' ~ settings.deleted_column) ~ ') as boolean)' %}
+    {% set casts = joinery._partition_casts(settings.partition_by) %}
     {{ return('select coalesce(sum(n), 0), coalesce(sum(live), 0), coalesce(max(n), 0), max_by(key_json, n), '
         ~ ('to_json(array_sort(array_distinct(flatten(collect_set(partitions)))))' if casts else 'cast(null as string)') ~ '\n'
         ~ 'from (select count(*) as n, count_if(not coalesce(' ~ marker ~ ', false)) as live, to_json(named_struct('
         ~ key_struct | join(', ') ~ ')) as key_json'
         ~ (', collect_set(array(' ~ casts | join(', ') ~ ')) as partitions' if casts else '') ~ '\n'
-        ~ '      from (\n' ~ sql ~ '\n) group by ' ~ joinery.quoted_column_list(settings.unique_key) ~ ')') }}
+        ~ '      from (\n' ~ sql ~ '\n) group by ' ~ joinery._quoted_column_list(settings.unique_key) ~ ')') }}
 {% endmacro %}
 
 
-{% macro upsert_row_columns(names_json, row_type) %}
+{% macro _upsert_row_columns(names_json, row_type) %}
     {#- [{name, type}] of a row: its field names in order from `names_json` (to_json of the row with
         NULL fields kept, so names are exact), their types from `row_type` (typeof(struct(...)),
         `struct<name:type,...>`, which does not quote names): each type runs from after `<name>:`
@@ -66,7 +66,7 @@
     {% set cursor = namespace(at=0) %}
     {% for name in names %}
         {% if body[cursor.at:cursor.at + name | length + 1] != name ~ ':' %}
-            {{ joinery.upsert_fail('cannot read the type of column ' ~ name ~ ' from ' ~ row_type) }}
+            {{ joinery._upsert_fail('cannot read the type of column ' ~ name ~ ' from ' ~ row_type) }}
         {% endif %}
         {% set scan = namespace(depth=0, end=body | length) %}
         {% for at in range(cursor.at + name | length + 1, body | length) if scan.end == body | length %}

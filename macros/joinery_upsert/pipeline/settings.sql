@@ -1,23 +1,23 @@
 {#- The model's joinery_upsert config, validated before anything runs, and what the materialization
     applies of dbt's own configs (contract, tblproperties, persist_docs). -#}
 
-{% macro upsert_settings() %}
+{% macro _upsert_settings() %}
     {#- The model's joinery_upsert config, validated: unique_key, deleted_column, partition_by,
         file_format, options, on_schema_change, tombstones, rebuild_threshold. -#}
     {% set unique_key = config.get('unique_key') %}
     {% if unique_key is none or unique_key == [] or unique_key == '' %}
-        {{ joinery.upsert_argument_error('unique_key', unique_key,
+        {{ joinery._upsert_argument_error('unique_key', unique_key,
             'joinery_upsert needs unique_key: the column (or list of columns) that identifies a row') }}
     {% endif %}
-    {% set keys = joinery.upsert_column_list('unique_key', unique_key) %}
+    {% set keys = joinery._upsert_column_list('unique_key', unique_key) %}
     {% set deleted_column = config.get('deleted_column', '_joinery_deleted') %}
     {% if deleted_column is not string or not modules.re.match('^[A-Za-z_][A-Za-z0-9_]*$', deleted_column) %}
-        {{ joinery.upsert_argument_error('deleted_column', deleted_column,
+        {{ joinery._upsert_argument_error('deleted_column', deleted_column,
             'expected an identifier: letters, digits and underscores, not starting with a digit') }}
     {% endif %}
     {#- dbt-spark table configs joinery_upsert does not apply: an error, not a table without them. -#}
     {% for name in ['clustered_by', 'buckets'] if config.get(name) is not none %}
-        {{ joinery.upsert_argument_error(name, config.get(name), 'joinery_upsert does not write bucketed '
+        {{ joinery._upsert_argument_error(name, config.get(name), 'joinery_upsert does not write bucketed '
             ~ "tables (each run writes new files for the touched partitions only); leave it unset, or use "
             ~ "materialized='table'") }}
     {% endfor %}
@@ -25,38 +25,38 @@
         kept): the two cannot be told apart, as dbt fills in the default. -#}
     {% set on_schema_change = config.get('on_schema_change') or 'ignore' %}
     {% if on_schema_change not in ['ignore', 'append_new_columns', 'fail'] %}
-        {{ joinery.upsert_argument_error('on_schema_change', on_schema_change,
+        {{ joinery._upsert_argument_error('on_schema_change', on_schema_change,
             "expected 'append_new_columns' (joinery_upsert's behaviour, also under dbt's default 'ignore') or "
             ~ "'fail'; columns cannot be dropped in place from a parquet table: use --full-refresh") }}
     {% endif %}
     {% set settings = {'unique_key': keys, 'deleted_column': deleted_column,
-        'partition_by': joinery.upsert_settings_partition_by(), 'on_schema_change': on_schema_change,
-        'tombstones': joinery.upsert_settings_tombstones(), 'rebuild_threshold': joinery.upsert_settings_rebuild()} %}
-    {% do settings.update(joinery.upsert_settings_storage()) %}
+        'partition_by': joinery._upsert_settings_partition_by(), 'on_schema_change': on_schema_change,
+        'tombstones': joinery._upsert_settings_tombstones(), 'rebuild_threshold': joinery._upsert_settings_rebuild()} %}
+    {% do settings.update(joinery._upsert_settings_storage()) %}
     {{ return(settings) }}
 {% endmacro %}
 
 
-{% macro upsert_column_list(argument, value) %}
+{% macro _upsert_column_list(argument, value) %}
     {#- A config naming one column or a list of them, as a list. -#}
     {% if value is string %}
         {{ return([value]) }}
     {% endif %}
     {% if value is not iterable or value is mapping or value | length == 0 %}
-        {{ joinery.upsert_argument_error(argument, value, 'expected a column name or a list of column names') }}
+        {{ joinery._upsert_argument_error(argument, value, 'expected a column name or a list of column names') }}
     {% endif %}
     {{ return(value | list) }}
 {% endmacro %}
 
 
-{% macro upsert_settings_partition_by() %}
+{% macro _upsert_settings_partition_by() %}
     {#- The partition_by config as a list of identifiers. -#}
     {% set partition_by = config.get('partition_by') %}
-    {% set partitions = joinery.upsert_column_list('partition_by', partition_by) if partition_by is not none else [] %}
+    {% set partitions = joinery._upsert_column_list('partition_by', partition_by) if partition_by is not none else [] %}
     {% for name in partitions if not modules.re.match('^[A-Za-z_][A-Za-z0-9_]*$', name | string) %}
         {#- Spark writes such a table, but the Hive metastore cannot parse a partition filter on it
             (`Error parsing partition filter`), which every incremental run needs. -#}
-        {{ joinery.upsert_argument_error('partition_by', name, 'a partition column of a joinery_upsert '
+        {{ joinery._upsert_argument_error('partition_by', name, 'a partition column of a joinery_upsert '
             ~ 'table must be named by an identifier (letters, digits and underscores, not starting with a digit): '
             ~ 'the Hive metastore cannot filter partitions on other names; rename it in the SELECT') }}
     {% endfor %}
@@ -64,23 +64,23 @@
 {% endmacro %}
 
 
-{% macro upsert_settings_tombstones() %}
+{% macro _upsert_settings_tombstones() %}
     {#- The tombstones config as a list of identifiers (the columns that order a key's versions,
         tombstones.sql), none when unset. compact sets it in the models it feeds. -#}
     {% set value = config.get('tombstones') %}
     {% if value is none or value == '' %}
         {{ return(none) }}
     {% endif %}
-    {% set names = joinery.upsert_column_list('tombstones', value) %}
+    {% set names = joinery._upsert_column_list('tombstones', value) %}
     {% for name in names if not (name is string and modules.re.match('^[A-Za-z_][A-Za-z0-9_]*$', name)) %}
-        {{ joinery.upsert_argument_error('tombstones', value, 'expected the column names (identifiers) that order a '
+        {{ joinery._upsert_argument_error('tombstones', value, 'expected the column names (identifiers) that order a '
             ~ "key's versions, e.g. ['updated_at', 'loaded_at']") }}
     {% endfor %}
     {{ return(names) }}
 {% endmacro %}
 
 
-{% macro upsert_settings_rebuild() %}
+{% macro _upsert_settings_rebuild() %}
     {#- The rebuild_threshold config as a positive number, or none for 'always_incremental' (the cost
         rule off, pipeline/rebuild.sql). Default 1: rebuild when incremental runs cost more than a
         full build. -#}
@@ -93,7 +93,7 @@
         {% set value = value.strip() | float %}
     {% endif %}
     {% if value is not number or value is boolean or value <= 0 %}
-        {{ joinery.upsert_argument_error('rebuild_threshold', value, "expected a positive number (rebuild when the "
+        {{ joinery._upsert_argument_error('rebuild_threshold', value, "expected a positive number (rebuild when the "
             ~ "last incremental run took longer than that many times the last full build; default 1) or "
             ~ "'always_incremental'") }}
     {% endif %}
@@ -101,28 +101,28 @@
 {% endmacro %}
 
 
-{% macro upsert_settings_storage() %}
+{% macro _upsert_settings_storage() %}
     {#- {'file_format', 'options'}: how the table stores its files. -#}
     {% set file_format = (config.get('file_format') or 'parquet') | lower %}
     {% set allowed_formats = ['parquet', 'orc', 'hive', 'delta', 'iceberg'] %}
     {% if file_format not in allowed_formats %}
-        {{ joinery.upsert_argument_error('file_format', file_format, 'expected one of ' ~ tojson(allowed_formats)) }}
+        {{ joinery._upsert_argument_error('file_format', file_format, 'expected one of ' ~ tojson(allowed_formats)) }}
     {% endif %}
     {% set options = config.get('options') or {} %}
     {% if options is not mapping %}
-        {{ joinery.upsert_argument_error('options', options, "expected a mapping, e.g. {'fileFormat': 'avro'}") }}
+        {{ joinery._upsert_argument_error('options', options, "expected a mapping, e.g. {'fileFormat': 'avro'}") }}
     {% endif %}
     {% if file_format == 'hive' and not options %}
         {#- Without a fileFormat, Spark writes Hive text files, which cannot hold nested types or NULLs
             distinct from empty strings faithfully. -#}
-        {{ joinery.upsert_argument_error('options', options,
+        {{ joinery._upsert_argument_error('options', options,
             "file_format 'hive' needs options={'fileFormat': ...}, e.g. {'fileFormat': 'avro'}") }}
     {% endif %}
     {{ return({'file_format': file_format, 'options': options}) }}
 {% endmacro %}
 
 
-{% macro upsert_assert_contract(sql, settings) %}
+{% macro _upsert_assert_contract(sql, settings) %}
     {#- An enforced model contract, checked as dbt's `table` checks it (names and types of the SELECT
         against the model's yml columns), before anything is written. The delete marker column is
         not part of the table, so it is not part of the contract. -#}
@@ -132,24 +132,24 @@
     {% endif %}
     {% set names = [] %}
     {% for column in get_column_schema_from_query(sql) if column.name | lower != settings.deleted_column | lower %}
-        {% do names.append(joinery.quote_identifier(column.name)) %}
+        {% do names.append(joinery._quote_identifier(column.name)) %}
     {% endfor %}
     {% do get_assert_columns_equivalent('select ' ~ names | join(', ') ~ ' from (\n' ~ sql ~ '\n)') %}
 {% endmacro %}
 
 
-{% macro upsert_model_properties() %}
+{% macro _upsert_model_properties() %}
     {#- {name: value}: the model's `tblproperties`, and its description as the table comment under
         persist_docs.relation. joinery writes its own DDL: a full build on delta or iceberg creates the
-        table with them, other runs set those that differ (upsert_apply_properties). -#}
+        table with them, other runs set those that differ (_upsert_apply_properties). -#}
     {% set properties = config.get('tblproperties') or {} %}
     {% if properties is not mapping %}
-        {{ joinery.upsert_argument_error('tblproperties', properties, "expected a mapping, e.g. {'owner': 'data'}") }}
+        {{ joinery._upsert_argument_error('tblproperties', properties, "expected a mapping, e.g. {'owner': 'data'}") }}
     {% endif %}
     {% set found = {} %}
     {% for name, value in properties.items() %}
         {% if (name | string | lower).startswith('joinery.') %}
-            {{ joinery.upsert_argument_error('tblproperties', name,
+            {{ joinery._upsert_argument_error('tblproperties', name,
                 "names starting with 'joinery.' are joinery's own") }}
         {% endif %}
         {% do found.update({name | string: value | string}) %}
@@ -161,18 +161,18 @@
 {% endmacro %}
 
 
-{% macro upsert_apply_properties(target, current=none) %}
-    {#- Set the model's properties (upsert_model_properties) that the table does not hold yet, in one
+{% macro _upsert_apply_properties(target, current=none) %}
+    {#- Set the model's properties (_upsert_model_properties) that the table does not hold yet, in one
         statement, and none when it holds them all: a commit of its own only when the config changed.
         `current`: the table's properties when the run read them already. -#}
-    {% set wanted = joinery.upsert_model_properties() %}
+    {% set wanted = joinery._upsert_model_properties() %}
     {% if not wanted %}
         {{ return(none) }}
     {% endif %}
-    {% set current = current if current is not none else joinery.table_properties(target.render()) %}
+    {% set current = current if current is not none else joinery._table_properties(target.render()) %}
     {% set assignments = [] %}
     {% for name, value in wanted | dictsort if current.get(name) != value %}
-        {% do assignments.append(joinery.sql_string(name) ~ ' = ' ~ joinery.sql_string(value)) %}
+        {% do assignments.append(joinery._sql_string(name) ~ ' = ' ~ joinery._sql_string(value)) %}
     {% endfor %}
     {% if assignments %}
         {% do run_query('alter table ' ~ target.render() ~ ' set tblproperties (' ~ assignments | join(', ') ~ ')') %}
@@ -180,25 +180,25 @@
 {% endmacro %}
 
 
-{% macro upsert_storage_clause(settings, staging=false) %}
+{% macro _upsert_storage_clause(settings, staging=false) %}
     {#- using <format> [options (...)] [partitioned by (...)] for the target and its staging tables.
         A staging table of a data source format (parquet, orc) writes no `_SUCCESS` marker into the
         version directory (Spark passes a table's options to its writer's Hadoop configuration), so
         the directory is left empty once its partitions are deleted and the clean-up removes it
-        (upsert_delete_directories). Hive SerDe inserts write no marker. -#}
+        (_upsert_delete_directories). Hive SerDe inserts write no marker. -#}
     {% set clause = 'using ' ~ settings.file_format %}
     {% set options = [] %}
     {% for key, value in settings.options.items() %}
-        {% do options.append(joinery.sql_string(key) ~ ' = ' ~ joinery.sql_string(value)) %}
+        {% do options.append(joinery._sql_string(key) ~ ' = ' ~ joinery._sql_string(value)) %}
     {% endfor %}
     {% if staging and settings.file_format != 'hive' %}
-        {% do options.append(joinery.sql_string('mapreduce.fileoutputcommitter.marksuccessfuljobs') ~ " = 'false'") %}
+        {% do options.append(joinery._sql_string('mapreduce.fileoutputcommitter.marksuccessfuljobs') ~ " = 'false'") %}
     {% endif %}
     {% if options %}
         {% set clause = clause ~ '\noptions (' ~ options | join(', ') ~ ')' %}
     {% endif %}
     {% if settings.partition_by %}
-        {% set clause = clause ~ '\npartitioned by (' ~ joinery.quoted_column_list(settings.partition_by) ~ ')' %}
+        {% set clause = clause ~ '\npartitioned by (' ~ joinery._quoted_column_list(settings.partition_by) ~ ')' %}
     {% endif %}
     {{ return(clause) }}
 {% endmacro %}

@@ -1,6 +1,6 @@
 -- Test-only (python_tests/test_iceberg.py): step 1 builds four rows; step 2 (env
 -- JOINERY_ICEBERG_STEP=2) updates id 2, deletes id 3, inserts id 5 and adds the column `note`. The
--- struct's field name needs quoting, so its type is read back as JSON (joinery.describe_as_json).
+-- struct's field name needs quoting, so joinery reads its type back as JSON.
 {{ config(
     materialized='joinery_upsert',
     enabled=var('iceberg_test_models', false),
