@@ -45,7 +45,7 @@ SCHEMA = "cluster_test"
 LANDING = "cluster_landing"
 EXAMPLES = REPO_ROOT / "models" / "examples"
 SEED = 20261126
-TRIALS = 3
+TRIALS = 5
 LATER = "2024-02-01 00:00:00"
 # FK changelog batches landed before each run: several batches per run, all six over two runs.
 FK_BATCHES = [[1, 2, 3], [4, 5, 6]]
@@ -447,7 +447,7 @@ def wait_for_statement(log_path, process, number: int, timeout: float = 600.0) -
 
 
 @pytest.fixture(scope="module")
-def fault_trials(scenario, cluster, dbt, spark, tmp_path_factory):
+def fault_trials(scenario, cluster, dbt, spark, tmp_path_factory, request):
     rng, changes = scenario["rng"], scenario["changes"]
     fault_models = [f"fault_{file_format}" for file_format in FORMATS]
     # The kills spread over the statements an incremental run of the fault models sends: one kill in
@@ -487,11 +487,32 @@ def fault_trials(scenario, cluster, dbt, spark, tmp_path_factory):
                 "converged": {file_format: fault_rows(spark, file_format) for file_format in FORMATS},
             }
         )
-    print(
-        "cluster fault trials: "
-        + json.dumps([{k: t[k] for k in ("trial", "statement", "exit")} | {"killed": len(t["killed"])} for t in trials])
-    )
+    figures = trial_figures(trials, statements, changes)
+    print("cluster fault trials: " + json.dumps(figures))
+    # The figures of docs/guarantees.md: `pytest --cache-show 'joinery/*'` prints them after a run.
+    request.config.cache.set("joinery/cluster_fault_trials", figures)
     return {"trials": trials, "changes": changes}
+
+
+def trial_figures(trials, statements, changes):
+    """Per trial: the statement the kill landed in, the run's exit and which version each table held."""
+    figures = []
+    for t in trials:
+        old, new = reference_rows(changes, t["through"] - 1), reference_rows(changes, t["through"])
+        held = {f: "new" if rows == new else "old" if rows == old else "neither" for f, rows in t["after_kill"].items()}
+        statement = statements[min(t["statement"], len(statements)) - 1]
+        figures.append(
+            {
+                "trial": t["trial"],
+                "statement": f"{t['statement']} of {len(statements)}",
+                "kind": " ".join(re.sub(r"/\*.*?\*/|--[^\n]*", " ", statement, flags=re.S).split()[:3]).lower(),
+                "processes_killed": len(t["killed"]),
+                "exit": t["exit"],
+                "after_kill": held,
+                "converged": all(rows == new for rows in t["converged"].values()),
+            }
+        )
+    return figures
 
 
 def test_a_worker_was_killed_in_every_trial(fault_trials):
