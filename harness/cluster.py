@@ -288,17 +288,19 @@ class LocalCluster:
         return children(self.pids[worker])
 
     def kill_worker(self, number: int, signal_number: int = 9) -> list[int]:
-        """Kill a Worker and its executors with `signal_number` (SIGKILL by default); their pids."""
+        """Kill a Worker and its executors with `signal_number` (SIGKILL by default); the pids the
+        signal reached (a process already gone is left out, so a kill that landed nowhere shows)."""
         name = f"worker_{number}"
-        pids = [self.pids[name], *self.executor_pids(name)]
-        for pid in pids:
+        killed = []
+        for pid in [self.pids[name], *self.executor_pids(name)]:
             try:
                 os.kill(pid, signal_number)
             except ProcessLookupError:
-                pass
-        for pid in pids:
+                continue
+            killed.append(pid)
+        for pid in killed:
             reap(pid)
-        return pids
+        return killed
 
     def restart_worker(self, number: int, timeout: float = 120.0) -> None:
         """Start a killed Worker again and wait until the application has an executor on it again."""

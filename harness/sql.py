@@ -6,6 +6,7 @@ dbt runs; the benchmarks use it the same way.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 LOOPBACK = "127.0.0.1"
@@ -97,12 +98,23 @@ def sql_literal(value: Any) -> str:
     return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def read_rows(spark: SparkSql, table: str, columns: list[str]) -> set[tuple]:
-    """The rows of `table` as a set, read after refreshing the session's view of the table."""
+def read_rows(spark: SparkSql, table: str, columns: list[str]) -> Counter[tuple]:
+    """The rows of `table` as a multiset (a doubled row counts twice), read after refreshing the
+    session's view of the table."""
     # joinery_upsert commits a new version by moving the table's location: a reader in another
     # session refreshes its cached file listing first.
     spark.execute(f"refresh table {table}")
-    return set(spark.rows(table, columns))
+    return Counter(spark.rows(table, columns))
+
+
+def unique_mapping(pairs) -> dict:
+    """(key, value) rows as a dict, failing on a key seen twice: a plain dict() would keep one of a
+    doubled row and hide it."""
+    mapping: dict = {}
+    for key, value in pairs:
+        assert key not in mapping, f"key {key!r} appears twice: {mapping[key]!r} and {value!r}"
+        mapping[key] = value
+    return mapping
 
 
 def create_source(spark: SparkSql, table: str, columns: dict[str, str]) -> None:

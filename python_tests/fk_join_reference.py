@@ -3,6 +3,7 @@ shared by the scenario test (test_fk_join.py) and the property test (test_fk_joi
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 ORDER_COLUMNS = {
@@ -28,24 +29,24 @@ def latest_state(events: list[dict[str, Any]], key: str) -> dict[Any, dict[str, 
     return state
 
 
-def fk_join_reference(orders: list[dict], customers: list[dict], join_type: str) -> set[tuple]:
+def fk_join_reference(orders: list[dict], customers: list[dict], join_type: str) -> Counter[tuple]:
     """(order_id, customer_id, amount, customer_name) rows of the FK join of the two live states."""
     live_orders = [o for o in latest_state(orders, "order_id").values() if o["op"] != "d"]
     live_customers = {c["customer_id"]: c for c in latest_state(customers, "customer_id").values() if c["op"] != "d"}
-    rows = set()
+    rows = Counter()
     for order in live_orders:
         customer = live_customers.get(order["customer_id"]) if order["customer_id"] is not None else None
         if customer is None and join_type == "inner":
             continue
         name = customer["customer_name"] if customer else None
-        rows.add((order["order_id"], order["customer_id"], order["amount"], name))
+        rows[(order["order_id"], order["customer_id"], order["amount"], name)] += 1
     return rows
 
 
-def result_changes(before: set[tuple], after: set[tuple]) -> set[tuple]:
-    """What Kafka Streams emits between two results: (key, value..., tombstone) per changed key."""
+def result_changes(before: Counter[tuple], after: Counter[tuple]) -> Counter[tuple]:
+    """What Kafka Streams emits between two results: (key, value..., tombstone) once per changed key."""
     old = {row[0]: row for row in before}
     new = {row[0]: row for row in after}
-    changes = {(*row, False) for key, row in new.items() if old.get(key) != row}
-    changes |= {(key, None, None, None, True) for key in old if key not in new}
+    changes = Counter((*row, False) for key, row in new.items() if old.get(key) != row)
+    changes.update((key, None, None, None, True) for key in old if key not in new)
     return changes

@@ -29,7 +29,7 @@ import pytest
 from harness.cluster import ClusterError, LocalCluster, Ports, dbt_environment, executor_tasks
 from harness.dbt import REPO_ROOT, DbtProject
 from harness.java import QUICK_JIT, THROWAWAY_METASTORE
-from harness.sql import SparkSql, sql_literal
+from harness.sql import SparkSql, read_rows, sql_literal, unique_mapping
 from python_tests import (
     test_collect_join,
     test_compaction,
@@ -313,7 +313,7 @@ def fk_outcome(spark, file_format: str, data: dict) -> tuple:
 def collect_join_outcome(spark, file_format: str, data: dict) -> tuple:
     table = f"{SCHEMA}.collect_join_puid_attributes_incremental_{file_format}"
     spark.execute(f"refresh table {table}")
-    actual = dict(spark.query(f"select puid, attribute_ids from {table}"))
+    actual = unique_mapping(spark.query(f"select puid, attribute_ids from {table}"))
     reference = test_collect_join.reference(data["collect_join_attributes"], data["collect_join_mappings"])
     return actual, {group: ",".join(values) for group, values in reference.items()}
 
@@ -426,14 +426,12 @@ def test_the_work_ran_on_the_executors(scenario, cluster):
 # ---- fault: a Worker and its executor killed mid-run --------------------------------------------------
 
 
-def fault_rows(spark, file_format: str) -> set[tuple]:
-    table = f"{SCHEMA}.fault_{file_format}"
-    spark.execute(f"refresh table {table}")
-    return set(spark.rows(table, ["part", "id", "value", "batch"]))
+def fault_rows(spark, file_format: str) -> Counter[tuple]:
+    return read_rows(spark, f"{SCHEMA}.fault_{file_format}", ["part", "id", "value", "batch"])
 
 
-def reference_rows(changes, through: int) -> set[tuple]:
-    return {row for rows in test_crash_safety.reference(changes, through).values() for row in rows}
+def reference_rows(changes, through: int) -> Counter[tuple]:
+    return Counter(row for rows in test_crash_safety.reference(changes, through).values() for row in rows)
 
 
 def wait_for_statement(log_path, process, number: int, timeout: float = 600.0) -> None:

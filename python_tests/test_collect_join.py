@@ -12,6 +12,7 @@ from collections import defaultdict
 import pytest
 
 from harness.dbt import REPO_ROOT
+from harness.sql import unique_mapping
 
 SCHEMA = "test_collect_join"
 SEEDS = REPO_ROOT / "seeds" / "collect_join"
@@ -92,7 +93,7 @@ def test_document_example(built, spark):
     }
     assert expected == {"abc": "1,3,4,5", "xyz": "1,2", "zzz": "1,2"}  # the document, zzz restored
     for model in ("collect_join_puid_attributes", "collect_join_puid_attributes_bucketed"):
-        assert dict(spark.query(f"select puid, attribute_ids from {SCHEMA}.{model}")) == expected, model
+        assert unique_mapping(spark.query(f"select puid, attribute_ids from {SCHEMA}.{model}")) == expected, model
 
 
 def test_probe_side_is_not_shuffled(built, spark):
@@ -157,8 +158,11 @@ def test_random_inputs_match_the_python_reference(built, dbt, spark):
     assert {grp: ids for grp, _, _, ids in rows} == {g: ";".join(v) for g, v in expected.items()}
 
 
+INCREMENTAL = f"{SCHEMA}.collect_join_puid_attributes_incremental"
+
+
 def test_run_date_windows_and_incremental_updates(built, dbt, spark):
-    before = {r[0]: r for r in spark.query(f"select * from {SCHEMA}.collect_join_puid_attributes_incremental")}
+    before = unique_mapping((r[0], r) for r in spark.query(f"select * from {INCREMENTAL}"))
     dec_26 = DEC_24 + 2 * DAY_MS + 3_600_000
     new_attributes = [(dec_26, 67890, " 10 , 2,, "), (dec_26, 33333, "7")]
     new_mappings = [(dec_26, 33333, "new"), (dec_26, 22222, "qqq")]
@@ -179,12 +183,12 @@ def test_run_date_windows_and_incremental_updates(built, dbt, spark):
     # Windows: attributes of 2014-12-26 only, mappings of 2014-12-24 to 2014-12-26.
     windowed = reference([r for r in attributes if r[0] >= DEC_24 + 2 * DAY_MS], mappings)
     assert windowed == {"xyz": ["2", "10"], "zzz": ["2", "10"], "new": ["7"]}
-    assert dict(spark.query(f"select puid, attribute_ids from {SCHEMA}.collect_join_puid_attributes")) == {
+    assert unique_mapping(spark.query(f"select puid, attribute_ids from {SCHEMA}.collect_join_puid_attributes")) == {
         g: ",".join(v) for g, v in windowed.items()
     }
 
     # Incremental: all history, equal to a recompute; the untouched PUID keeps the row of the first run.
-    after = {r[0]: r for r in spark.query(f"select * from {SCHEMA}.collect_join_puid_attributes_incremental")}
+    after = unique_mapping((r[0], r) for r in spark.query(f"select * from {INCREMENTAL}"))
     assert {g: r[1] for g, r in after.items()} == {g: ",".join(v) for g, v in reference(attributes, mappings).items()}
     assert after["abc"] == before["abc"]
     assert after["xyz"][2:] == (dec_26, dec_26) != before["xyz"][2:]

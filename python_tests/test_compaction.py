@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from harness.dbt import REPO_ROOT
+from harness.sql import unique_mapping
 from python_tests.compaction_reference import compact_reference, sorted_rows
 
 SCHEMA = "test_compaction"
@@ -407,12 +408,12 @@ def test_a_late_version_older_than_a_delete_stays_deleted(dbt, spark, file_forma
     def keys(model: str) -> dict[int, tuple]:
         table = f"{models_schema}.{model}"
         spark.execute(f"refresh table {table}")
-        return {row[0]: row[1:] for row in spark.query(f"select key, value, ts from {table}")}
+        return unique_mapping((row[0], row[1:]) for row in spark.query(f"select key, value, ts from {table}"))
 
     def tombstones(model: str) -> dict[int, int]:
         table = f"{models_schema}.{model}__joinery_tombstones"
         spark.execute(f"refresh table {table}")
-        return dict(spark.query(f"select key, ts from {table}"))
+        return unique_mapping(spark.query(f"select key, ts from {table}"))
 
     land("compaction_property_snapshot", [(k, "s", 1, "2024-01-31 00:00:00") for k in (1, 2, 3, 4)])
     run(full_refresh=True)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness.sql import unique_mapping
 from python_tests.compaction_reference import sorted_rows
 from python_tests.test_collect_join import DAY_MS, DEC_24
 from python_tests.test_collect_join import reference as collect_join_reference
@@ -191,7 +192,7 @@ def upsert_state(spark, schema: str) -> dict:
 
 def collect_join_state(spark) -> dict:
     spark.execute(f"refresh table {SCHEMA}.{COLLECT_JOIN_MODEL}")
-    return {row[0]: row for row in spark.query(f"select * from {SCHEMA}.{COLLECT_JOIN_MODEL}")}
+    return unique_mapping((row[0], row) for row in spark.query(f"select * from {SCHEMA}.{COLLECT_JOIN_MODEL}"))
 
 
 def variant_state(spark, variant: str, capabilities, compaction_data: dict) -> dict:

@@ -105,7 +105,7 @@ def scenario(dbt, spark):
                 "orders_state": sorted(
                     (
                         dict(zip(STATE_COLUMNS, row, strict=True))
-                        for row in read_rows(spark, f"{SCHEMA}.fk_orders_state", STATE_COLUMNS)
+                        for row in read_rows(spark, f"{SCHEMA}.fk_orders_state", STATE_COLUMNS).elements()
                     ),
                     key=lambda row: row["order_id"],
                 ),
@@ -136,11 +136,10 @@ def test_every_run_matches_the_python_reference(scenario):
 
 
 def test_output_changelog_lists_exactly_the_result_changes_of_each_run(scenario):
-    previous: set[tuple] = set()
+    previous: Counter[tuple] = Counter()
     for number, run in enumerate(scenario, start=1):
         expected = result_changes(previous, run["expected_inner"])
-        assert set(changes_of_run(scenario, number)) == expected, f"changes of run {number} (batch {run['batch']})"
-        assert len(changes_of_run(scenario, number)) == len(expected), "a change was emitted twice"
+        assert Counter(changes_of_run(scenario, number)) == expected, f"changes of run {number} (batch {run['batch']})"
         previous = run["expected_inner"]
 
 
@@ -181,7 +180,7 @@ def test_lhs_right_value_published_joins_waiting_left_row(scenario):
 
 def test_lhs_delete_removes_row_with_exactly_one_tombstone(scenario):
     run = after_batch(scenario, 5)
-    assert not any(row[0] == 1 for row in run["inner"] | run["left"])
+    assert not any(row[0] == 1 for row in [*run["inner"], *run["left"]])
     tombstones = [row for row in scenario[-1]["changes"] if row[0] == 1 and row[4]]
     assert [row[-1] for row in tombstones] == [2, 5], "one tombstone for the fk change, one for the delete"
 
@@ -306,7 +305,7 @@ def test_timestamp_loaded_at_one_microsecond_apart_is_read(dbt, spark):
     create_source(spark, customers, {**CUSTOMER_COLUMNS, "batch_id": "timestamp"})
     ts_vars = {**SOURCE_VARS, "fk_join_source_schema": TS_SCHEMA}
 
-    def run_and_read() -> tuple[set[tuple], list[tuple]]:
+    def run_and_read() -> tuple[Counter[tuple], list[tuple]]:
         dbt.invoke("run", "--select", *TS_MODELS, schema=TS_SCHEMA, vars=ts_vars)
         joined = read_rows(spark, f"{TS_SCHEMA}.fk_orders_customers", RESULT_COLUMNS)
         state_columns = ["order_id", "amount", "cast(_joinery_changed_at as string)"]
@@ -316,7 +315,7 @@ def test_timestamp_loaded_at_one_microsecond_apart_is_read(dbt, spark):
     first, second = "timestamp'2026-01-01 00:00:00.000001'", "timestamp'2026-01-01 00:00:00.000002'"
     spark.execute(f"insert into {orders} select 1, 10, 100, 'c', 1, {first}")
     spark.execute(f"insert into {customers} select 10, 'acme', 'c', 1, {first}")
-    assert run_and_read() == ({(1, 10, 100, "acme")}, [(1, 100, "2026-01-01 00:00:00.000001")])
+    assert run_and_read() == (Counter([(1, 10, 100, "acme")]), [(1, 100, "2026-01-01 00:00:00.000001")])
 
     spark.execute(f"insert into {orders} select 1, 10, 200, 'u', 2, {second}")
     spark.execute(f"insert into {customers} select 10, 'acme 2', 'u', 2, {second}")
@@ -324,7 +323,7 @@ def test_timestamp_loaded_at_one_microsecond_apart_is_read(dbt, spark):
     # nothing new is not repeated here: with the watermark cut to milliseconds it would read the
     # second events again and still change nothing, so it could not fail; the scenario above and
     # test_idempotence check such runs.)
-    assert run_and_read() == ({(1, 10, 200, "acme 2")}, [(1, 200, "2026-01-01 00:00:00.000002")])
+    assert run_and_read() == (Counter([(1, 10, 200, "acme 2")]), [(1, 200, "2026-01-01 00:00:00.000002")])
 
 
 NULL_SCHEMA = "test_fk_join_null_loaded_at"

@@ -150,10 +150,10 @@ def test_incremental_equals_full_recompute_equals_reference(dbt, spark, file_for
         full = read_rows(spark, f"{catalog}{full_schema}.{model}", RESULT_COLUMNS)
         assert full == expected, f"{join_type}: full recompute differs from the reference"
         if incremental != expected:
-            wrong = {row[0] // KEY_SPACE for row in incremental ^ expected}
+            wrong = {row[0] // KEY_SPACE for row in (incremental - expected) + (expected - incremental)}
             first = min(wrong)
-            got = sorted((r for r in incremental if r[0] // KEY_SPACE == first), key=str)
-            want = sorted((r for r in expected if r[0] // KEY_SPACE == first), key=str)
+            got = sorted((r for r in incremental.elements() if r[0] // KEY_SPACE == first), key=str)
+            want = sorted((r for r in expected.elements() if r[0] // KEY_SPACE == first), key=str)
             raise AssertionError(
                 f"{join_type}: incremental result differs in {len(wrong)} histories, e.g. history {first}: "
                 f"events {histories[first]}, got {got}, expected {want}"
