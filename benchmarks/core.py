@@ -302,6 +302,17 @@ class Context:
                 measurement.facts = self.recorder.facts_since(mark)
         return seconds
 
+    def timed_alternating(
+        self, steps: list[tuple[str, Any]], measurements: dict[str, Measurement], round_index: int, label: str
+    ) -> None:
+        """Time `steps` ([(variant, step)]) into `measurements`, in order on even rounds and reversed on
+        odd ones, so that neither always runs first; plan facts on the last round."""
+        ordered = list(reversed(steps)) if round_index % 2 else steps
+        for variant, step in ordered:
+            measurement = measurements.setdefault(variant, Measurement(variant))
+            seconds = self.timed(step, measurement, keep_facts=round_index == self.repeats - 1)
+            log(f"  {variant}: {seconds:.2f}s ({label}round {round_index + 1}/{self.repeats})")
+
     def dbt_step(self, *models: str, table_format: str, width: str = "narrow", full_refresh: bool = False) -> DbtStep:
         """`dbt run` of `models` as a timed step that also counts, per model, the statements dbt sent
         and the commits its table received."""

@@ -43,6 +43,8 @@ SLOWEST_FIRST = [
     "test_input_formats",
     "test_fk_join",
     "test_fk_join_property",
+    "test_fk_join_feed",
+    "test_fk_join_feed_property",
     "test_benchmarks_smoke",
     "test_compaction",
     "test_cluster",

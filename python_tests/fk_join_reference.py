@@ -6,6 +6,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
 ORDER_COLUMNS = {
     "order_id": "int",
     "customer_id": "int",
@@ -50,3 +53,24 @@ def result_changes(before: Counter[tuple], after: Counter[tuple]) -> Counter[tup
     changes = Counter((*row, False) for key, row in new.items() if old.get(key) != row)
     changes.update((key, None, None, None, True) for key in old if key not in new)
     return changes
+
+
+def derandomized_examples(strategy: st.SearchStrategy, count: int) -> list:
+    """`count` examples of `strategy` from hypothesis, the same ones on every run (derandomized), for
+    property tests that apply all their histories at once rather than one test run per example."""
+    examples = []
+
+    @settings(
+        max_examples=count,
+        derandomize=True,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+        deadline=None,
+    )
+    @given(strategy)
+    def collect(example):
+        examples.append(example)
+
+    collect()
+    return examples

@@ -18,11 +18,16 @@ from __future__ import annotations
 from collections import defaultdict
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from harness.sql import create_source, land, read_rows
-from python_tests.fk_join_reference import CUSTOMER_COLUMNS, ORDER_COLUMNS, RESULT_COLUMNS, fk_join_reference
+from python_tests.fk_join_reference import (
+    CUSTOMER_COLUMNS,
+    ORDER_COLUMNS,
+    RESULT_COLUMNS,
+    derandomized_examples,
+    fk_join_reference,
+)
 
 SCHEMA = "test_fk_join_property"
 FULL_SCHEMA = "test_fk_join_property_full"
@@ -71,22 +76,7 @@ customer_events = st.lists(
 
 def generated_histories() -> list[tuple[list[dict], list[dict]]]:
     """HISTORIES (orders, customers) event lists from hypothesis, in a fixed (derandomized) order."""
-    histories = []
-
-    @settings(
-        max_examples=HISTORIES,
-        derandomize=True,
-        database=None,
-        phases=[Phase.generate],
-        suppress_health_check=list(HealthCheck),
-        deadline=None,
-    )
-    @given(order_events, customer_events)
-    def collect(orders, customers):
-        histories.append((orders, customers))
-
-    collect()
-    return histories
+    return derandomized_examples(st.tuples(order_events, customer_events), HISTORIES)
 
 
 def in_key_space(history: int, orders: list[dict], customers: list[dict]) -> tuple[list[dict], list[dict]]:

@@ -37,6 +37,7 @@ CONTRACT = [
     "route_union",
     "changelog_state",
     "fk_join",
+    "change_feed",
     "is_incremental",
 ]
 

@@ -240,12 +240,7 @@ def scaling(ctx: Context, measurements: dict[str, Measurement], width: str) -> N
                         ctx.dbt_step(*PLAIN, table_format=f, width=width),
                     ),
                 ]
-                if round_index % 2:
-                    steps.reverse()
-                for variant, step in steps:
-                    measurement = measurements.setdefault(variant, Measurement(variant))
-                    seconds = ctx.timed(step, measurement, keep_facts=round_index == ctx.repeats - 1)
-                    log(f"  {variant}: {seconds:.2f}s (round {round_index + 1}/{ctx.repeats})")
+                ctx.timed_alternating(steps, measurements, round_index, "")
 
 
 def join_columns(width: str) -> list[str]:

@@ -41,3 +41,20 @@
         Spark cannot tell which rows a run will read before it reads them. -#}
     {{ return('(case when ' ~ condition ~ ' then raise_error(' ~ message_sql ~ ') else true end)') }}
 {% endmacro %}
+
+
+{% macro _spark_seconds_between(earlier, later) %}
+    {#- Seconds from `earlier` to `later`: timestamps as Spark prints them in the session's time zone
+        (`2026-11-27 23:45:14.399` or a datetime of it), none when either is missing. -#}
+    {% if earlier is none or later is none %}
+        {{ return(none) }}
+    {% endif %}
+    {% set parsed = [] %}
+    {% for value in [earlier, later] %}
+        {% set text = (value | string).replace('T', ' ') %}
+        {% set whole = modules.datetime.datetime.strptime(text[:19], '%Y-%m-%d %H:%M:%S') %}
+        {% set fraction = ('0.' ~ text[20:26]) | float if text[19:20] == '.' else 0 %}
+        {% do parsed.append(whole.timestamp() + fraction) %}
+    {% endfor %}
+    {{ return(parsed[1] - parsed[0]) }}
+{% endmacro %}

@@ -7,18 +7,27 @@
     before the run, which is how fk_join and other models downstream read just the changes. -#}
 
 {% macro changelog_state(changelog, key=none, sequence_by=none, deleted=none, loaded_at=none, operation=none,
-    operation_values=none) %}
+    operation_values=none, change_feed=false) %}
     {{ return(adapter.dispatch('changelog_state', 'joinery')(changelog, key, sequence_by, deleted,
-        loaded_at, operation, operation_values)) }}
+        loaded_at, operation, operation_values, change_feed)) }}
 {% endmacro %}
 
 
 {% macro default__changelog_state(changelog, key=none, sequence_by=none, deleted=none, loaded_at=none, operation=none,
-    operation_values=none) %}
+    operation_values=none, change_feed=false) %}
     {% set macro_name = 'changelog_state' %}
     {% if changelog is none or changelog is string %}
         {{ joinery._raise_argument_error(macro_name, 'changelog', changelog | string,
             'expected a relation: ref(), source() or this') }}
+    {% elif change_feed is not boolean %}
+        {{ joinery._raise_argument_error(macro_name, 'change_feed', change_feed, 'expected true or false') }}
+    {% elif change_feed %}
+        {% if not execute %}
+            {#- joinery_upsert renders a change-feed model when its run starts (changelog_state_change_feed.sql). -#}
+            {% do config.set('change_feed', true) %}
+        {% endif %}
+        {{ return(joinery._changelog_state_feed_sql(changelog, key, {'sequence_by': sequence_by, 'deleted': deleted,
+            'loaded_at': loaded_at, 'operation': operation, 'operation_values': operation_values})) }}
     {% endif %}
     {#- One `describe` of the changelog for every check below (empty at parse time). -#}
     {% set columns = joinery._columns_of(changelog) %}

@@ -7,18 +7,30 @@
     fk_join_live_join.sql (first run) and fk_join_incremental.sql (incremental runs). -#}
 
 {% macro fk_join(left, right, left_key=none, foreign_key=none, right_key=none, join_type='inner',
-    left_columns=none, right_columns=none) %}
+    left_columns=none, right_columns=none, change_feed=false) %}
     {{ return(adapter.dispatch('fk_join', 'joinery')(left, right, left_key, foreign_key, right_key, join_type,
-        left_columns, right_columns)) }}
+        left_columns, right_columns, change_feed)) }}
 {% endmacro %}
 
 
 {% macro default__fk_join(left, right, left_key=none, foreign_key=none, right_key=none, join_type='inner',
-    left_columns=none, right_columns=none) %}
+    left_columns=none, right_columns=none, change_feed=false) %}
+    {% if change_feed is not boolean %}
+        {{ joinery._raise_argument_error('fk_join', 'change_feed', change_feed, 'expected true or false') }}
+    {% endif %}
+    {% if change_feed and not execute %}
+        {#- joinery_upsert renders a change-feed model when its run starts (fk_join_change_feed.sql). -#}
+        {% do config.set('change_feed', true) %}
+    {% endif %}
+    {% if change_feed and joinery._change_feed_rendered_at_run() %}
+        {{ return('select 1 as joinery_rendered_when_the_run_starts') }}
+    {% endif %}
     {% set plan = joinery._fk_join_plan(left, right, left_key, foreign_key, right_key, join_type, left_columns,
-        right_columns) %}
+        right_columns, change_feed) %}
     {% if not plan %}
         {{ return('select 1 as joinery_unresolved') }}
+    {% elif change_feed %}
+        {{ return(joinery._fk_join_feed_sql(left, right, plan)) }}
     {% endif %}
     {% if not joinery._fk_join_incremental_run() %}
         {{ return(joinery._fk_join_full_sql(left, right, plan)) }}
@@ -30,7 +42,8 @@
 {% endmacro %}
 
 
-{% macro _fk_join_plan(left, right, left_key, foreign_key, right_key, join_type, left_columns, right_columns) %}
+{% macro _fk_join_plan(left, right, left_key, foreign_key, right_key, join_type, left_columns, right_columns,
+    change_feed=false) %}
     {#- The validated arguments: keys, the output columns [{side, column, name}] and their types
         ({name: dtype}). Empty at parse time, when the states cannot be described. -#}
     {% set macro_name = 'fk_join' %}
@@ -40,7 +53,7 @@
     {% for argument, relation in [('left', left), ('right', right)] %}
         {% if relation is none or relation is string %}
             {{ joinery._raise_argument_error(macro_name, argument, relation | string,
-                'expected a changelog_state model: ref() or source()') }}
+                'expected a changelog_state model (or with change_feed=true a Delta table): ref() or source()') }}
         {% endif %}
     {% endfor %}
     {#- One `describe` per state for every check below (empty at parse time). -#}
@@ -60,8 +73,13 @@
     {% if not execute %}
         {{ return({}) }}
     {% endif %}
-    {% do joinery._fk_join_require_state(left, 'left', left_names) %}
-    {% do joinery._fk_join_require_state(right, 'right', right_names) %}
+    {% if change_feed %}
+        {% do joinery._change_feed_check_model('left', left, left_names, 'fk_join') %}
+        {% do joinery._change_feed_check_model('right', right, right_names, 'fk_join') %}
+    {% else %}
+        {% do joinery._fk_join_require_state(left, 'left', left_names) %}
+        {% do joinery._fk_join_require_state(right, 'right', right_names) %}
+    {% endif %}
     {% do joinery._fk_join_check_key_types(left, foreign_keys, right, right_keys, left_described, right_described) %}
     {% set outputs = joinery._fk_join_output_specs(left, right, left_keys, right_keys, left_columns, right_columns,
         left_names, right_names) %}

@@ -26,7 +26,7 @@
 
     {% set merged = settings.file_format in ('delta', 'iceberg') %}
     {% set state = joinery._upsert_run_state(target, settings, merged) %}
-    {% set mode = joinery._upsert_decide_build_mode(state.costs, settings) %}
+    {% set mode = joinery._upsert_decide_build_mode(state.costs, settings, state.built) %}
     {% set sql = joinery._upsert_model_sql(mode) %}
     {% do joinery._upsert_assert_contract(sql, settings) %}
     {% do joinery._upsert_apply(target, existing, sql, settings, mode, state) %}

@@ -83,7 +83,8 @@
         notes are set anyway), on delta only once that build is half the history read back, since
         there the note costs a SET and a RESET (merge_commit/table_state.sql). -#}
     {% set costs = prepared.mode.get('costs') or {} %}
-    {% set noted = settings.file_format == 'iceberg' or costs.get('full_age', 0) >= 10 %}
+    {% set noted = settings.file_format == 'iceberg' or costs.get('full_age', 0) >= 10
+        or joinery._upsert_read_versions() is not none %}
     {% set note = joinery._upsert_build_note(prepared.preflight.started, settings, 'incremental', target,
         full_seconds=costs.get('full_seconds')) %}
     {% if noted %}
@@ -93,7 +94,8 @@
         {{ joinery.upsert_merge_sql(target.render(),
             '(\n' ~ joinery._upsert_checked_rows_sql(sql, prepared.found, settings) ~ '\n)',
             prepared.found['keys'], plan.names, prepared.found.deleted, target_filter=target_filter,
-            column_types=plan.types, null_columns=plan.null_columns, schema_evolution=evolve) }}
+            column_types=plan.types if settings.skip_unchanged else none, null_columns=plan.null_columns,
+            schema_evolution=evolve) }}
     {% endcall %}
     {% if noted %}
         {% do joinery._upsert_note_commit(settings, none, merge=true) %}

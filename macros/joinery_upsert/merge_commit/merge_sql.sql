@@ -37,7 +37,9 @@
     {% endfor %}
     {% for name in null_columns or [] %}
         {% do updates.append(joinery._quote_identifier(name) ~ ' = null') %}
-        {% do same.append('target.' ~ joinery._quote_identifier(name) ~ ' is null') %}
+        {% if column_types is mapping %}
+            {% do same.append('target.' ~ joinery._quote_identifier(name) ~ ' is null') %}
+        {% endif %}
     {% endfor %}
     {% set merge %}
 merge {{ 'with schema evolution ' if schema_evolution else '' }}into {{ target }} as target

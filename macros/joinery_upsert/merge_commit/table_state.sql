@@ -77,7 +77,7 @@
     {% endif %}
     {% set known = state.costs.full_seconds is not none %}
     {% do joinery._upsert_add_run_cost(state.costs, mode or note.mode,
-        joinery._upsert_seconds_between(note.started, committed_at)) %}
+        joinery._spark_seconds_between(note.started, committed_at)) %}
     {% if state.costs.full_seconds is none and note.get('full_seconds') %}
         {% do state.costs.update({'full_seconds': note.full_seconds | float}) %}
     {% endif %}
@@ -110,23 +110,6 @@
 {% endmacro %}
 
 
-{% macro _upsert_seconds_between(earlier, later) %}
-    {#- Seconds from `earlier` to `later`: timestamps as Spark prints them in the session's time zone
-        (`2026-11-27 23:45:14.399` or a datetime of it), none when either is missing. -#}
-    {% if earlier is none or later is none %}
-        {{ return(none) }}
-    {% endif %}
-    {% set parsed = [] %}
-    {% for value in [earlier, later] %}
-        {% set text = (value | string).replace('T', ' ') %}
-        {% set whole = modules.datetime.datetime.strptime(text[:19], '%Y-%m-%d %H:%M:%S') %}
-        {% set fraction = ('0.' ~ text[20:26]) | float if text[19:20] == '.' else 0 %}
-        {% do parsed.append(whole.timestamp() + fraction) %}
-    {% endfor %}
-    {{ return(parsed[1] - parsed[0]) }}
-{% endmacro %}
-
-
 {% macro _upsert_build_note(started, settings, mode, target=none, full_seconds=none) %}
     {#- What a commit notes about its run, as flat text (`mode=full,started=<Spark time>,table=<digest>,
         unique_key=<md5>,partition_by=<md5>[,full_seconds=<s>]`: no quote, which a Thrift server would
@@ -134,12 +117,18 @@
         Spark's clock (for the cost rule), the table it is for (`target`), digests of the key and partitioning
         it was built with (compared with the config; the readable forms are the table properties
         joinery.unique_key and joinery.partition_by), and on an incremental run the last full
-        build's time, carried forward. -#}
+        build's time, carried forward; on a commit of a change-feed model, the versions of the feeds
+        the run read (`feed_<digest>=<version>`, change_feed/change_feed.sql). -#}
+    {% set pins = joinery._upsert_read_versions() if target is not none else none %}
+    {% set feeds = [] %}
+    {% for name, version in (pins or {}) | dictsort %}
+        {% do feeds.append(',' ~ name ~ '=' ~ version) %}
+    {% endfor %}
     {{ return('mode=' ~ mode ~ ',started=' ~ started
         ~ (',table=' ~ joinery._upsert_table_digest(target) if target is not none else '')
         ~ ',unique_key=' ~ local_md5(tojson(settings.unique_key | map('lower') | list))
         ~ ',partition_by=' ~ local_md5(tojson(settings.partition_by | map('lower') | list))
-        ~ (',full_seconds=%.3f' | format(full_seconds) if full_seconds is not none else '')) }}
+        ~ (',full_seconds=%.3f' | format(full_seconds) if full_seconds is not none else '') ~ feeds | join('')) }}
 {% endmacro %}
 
 

@@ -1,18 +1,20 @@
 {#- Whether this run rebuilds because that costs less, and the SQL the run then applies: the second
     part of the build-mode decision (joinery_upsert/contract/build_mode.sql). -#}
 
-{% macro _upsert_decide_build_mode(costs, settings) %}
+{% macro _upsert_decide_build_mode(costs, settings, built=none) %}
     {#- The run's build mode, decided once at its start and kept for the rest of the run
         (joinery._set_node_state): what dbt already knows, and on a run that would be incremental,
         the cost rule over `costs` (the recorded times of earlier runs, _upsert_cost_rule). With it:
-        the run's start on dbt's clock and the costs it decided from (_upsert_run_costs). -#}
+        the run's start on dbt's clock, the costs it decided from (_upsert_run_costs), and `built`,
+        the table's newest note (merge_commit/table_state.sql), where a change-feed model finds the
+        versions its last run read (fk_join/fk_join_change_feed.sql). -#}
     {% set mode = joinery._upsert_structural_build_mode() %}
     {% if not mode.full %}
         {% set mode = joinery._upsert_cost_rule(costs, settings) or mode %}
     {% endif %}
     {#- The run's start on dbt's clock: a parquet commit records the run's time (journal.sql). -#}
     {% set mode = {'full': mode.full, 'reason': mode.reason, 'started': modules.datetime.datetime.now().timestamp(),
-        'costs': costs} %}
+        'costs': costs, 'built': built} %}
     {% do joinery._set_node_state('upsert_build_mode', mode) %}
     {{ return(mode) }}
 {% endmacro %}
@@ -47,8 +49,10 @@
     {#- The SQL this run applies. dbt compiled the model with the decision it could make then
         (_upsert_structural_build_mode); when the cost rule turned the run into a full build, the
         compiled SQL selects only changes, so the model is rendered again, and joinery.is_incremental()
-        now answers false: the full build is always the model's own full-build SQL. -#}
-    {% if mode.full and not joinery._upsert_structural_build_mode().full %}
+        now answers false: the full build is always the model's own full-build SQL. A change-feed
+        model (config change_feed, set by fk_join) is always rendered again: its SQL reads the
+        versions pinned when the run starts. -#}
+    {% if config.get('change_feed') or mode.full and not joinery._upsert_structural_build_mode().full %}
         {{ return(render(model.raw_code)) }}
     {% endif %}
     {{ return(compiled_code) }}

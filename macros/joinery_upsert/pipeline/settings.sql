@@ -3,7 +3,7 @@
 
 {% macro _upsert_settings() %}
     {#- The model's joinery_upsert config, validated: unique_key, deleted_column, partition_by,
-        file_format, options, on_schema_change, tombstones, rebuild_threshold. -#}
+        file_format, options, on_schema_change, tombstones, rebuild_threshold, skip_unchanged. -#}
     {% set unique_key = config.get('unique_key') %}
     {% if unique_key is none or unique_key == [] or unique_key == '' %}
         {{ joinery._upsert_argument_error('unique_key', unique_key,
@@ -31,7 +31,8 @@
     {% endif %}
     {% set settings = {'unique_key': keys, 'deleted_column': deleted_column,
         'partition_by': joinery._upsert_settings_partition_by(), 'on_schema_change': on_schema_change,
-        'tombstones': joinery._upsert_settings_tombstones(), 'rebuild_threshold': joinery._upsert_settings_rebuild()} %}
+        'tombstones': joinery._upsert_settings_tombstones(), 'rebuild_threshold': joinery._upsert_settings_rebuild(),
+        'skip_unchanged': joinery._upsert_settings_skip_unchanged()} %}
     {% do settings.update(joinery._upsert_settings_storage()) %}
     {{ return(settings) }}
 {% endmacro %}
@@ -98,6 +99,22 @@
             ~ "'always_incremental'") }}
     {% endif %}
     {{ return(value | float) }}
+{% endmacro %}
+
+
+{% macro _upsert_settings_skip_unchanged() %}
+    {#- The skip_unchanged config: whether a MERGE leaves a matched row equal to its change as it is.
+        Default true, false for a change-feed model (config change_feed): the comparison reads every
+        column of the files a delta MERGE touches, where the update alone reads their keys, and a
+        change-feed model's rows are mostly real changes. -#}
+    {% set value = config.get('skip_unchanged') %}
+    {% if value is none %}
+        {{ return(not config.get('change_feed')) }}
+    {% elif value is not boolean %}
+        {{ joinery._upsert_argument_error('skip_unchanged', value, 'expected true (leave a row equal to its change '
+            ~ 'as it is; default) or false (update every matched row: a cheaper MERGE on wide delta tables)') }}
+    {% endif %}
+    {{ return(value) }}
 {% endmacro %}
 
 

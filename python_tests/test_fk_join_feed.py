@@ -1,0 +1,314 @@
+"""fk_join over two Delta tables' change data feeds (change_feed=true), with no state models.
+
+Upstream SQL (INSERT, UPDATE, DELETE, MERGE, INSERT OVERWRITE, foreign keys moved to another
+customer, to NULL and to a missing customer, deletes followed by re-inserts) changes the two source
+tables between runs of the project in python_tests/fk_join_feed/. After every run the inner and left
+results, read back from Spark as multisets, equal a plain-Python join of the tables as the test
+changed them, and the changes model logs exactly the keys whose result changed. Each result's last
+commit records the source versions it read. A source replaced by `create or replace`, and one
+without a change feed, stop the run with a message that says what to do.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from harness.dbt import REPO_ROOT, DbtProject
+from harness.sql import read_rows, sql_literal
+from python_tests.fk_join_reference import result_changes
+
+PROJECT = Path(__file__).parent / "fk_join_feed"
+MACRO_FOLDERS = ["adapters", "common", "joinery_upsert", "fk_join", "change_feed"]
+SOURCES = "test_fk_join_feed_sources"
+SCHEMA = "test_fk_join_feed"
+RESULT_COLUMNS = ["order_id", "customer_id", "amount", "customer_name"]
+
+
+class Tables:
+    """The two source tables, changed through SQL, and the same rows kept in Python."""
+
+    def __init__(self, spark, schema: str = SOURCES):
+        self.spark = spark
+        self.schema = schema
+        self.orders: dict[int, tuple] = {}
+        self.customers: dict[int, str] = {}
+        # Customers deleted since the state's first build and not inserted again: its tombstones.
+        self.removed_customers: set[int] = set()
+
+    def create(self, feed: bool = True) -> None:
+        self.spark.execute(f"create schema if not exists {self.schema}")
+        properties = "tblproperties (delta.enableChangeDataFeed = true)" if feed else ""
+        for name, columns in [
+            ("orders", "order_id int, customer_id int, amount int"),
+            ("customers", "customer_id int, customer_name string"),
+        ]:
+            self.spark.execute(f"create or replace table {self.schema}.{name} ({columns}) using delta {properties}")
+        self.orders.clear()
+        self.customers.clear()
+        self.removed_customers.clear()
+
+    def sql(self, statement: str) -> None:
+        self.spark.execute(statement.format(s=self.schema))
+
+    def insert_orders(self, rows: list[tuple]) -> None:
+        self.sql("insert into {s}.orders values " + ", ".join(values(row) for row in rows))
+        self.orders.update({row[0]: row[1:] for row in rows})
+
+    def insert_customers(self, rows: list[tuple]) -> None:
+        self.sql("insert into {s}.customers values " + ", ".join(values(row) for row in rows))
+        self.customers.update(dict(rows))
+        self.removed_customers -= {row[0] for row in rows}
+
+    def delete_customer(self, customer_id: int) -> None:
+        self.sql(f"delete from {{s}}.customers where customer_id = {customer_id}")
+        del self.customers[customer_id]
+        self.removed_customers.add(customer_id)
+
+    def expected(self, join_type: str) -> Counter:
+        rows = Counter()
+        for order_id, (customer_id, amount) in self.orders.items():
+            name = self.customers.get(customer_id) if customer_id is not None else None
+            if join_type == "inner" and (customer_id is None or customer_id not in self.customers):
+                continue
+            rows[(order_id, customer_id, amount, name)] += 1
+        return rows
+
+
+def values(row: tuple) -> str:
+    return "(" + ", ".join(sql_literal(value) for value in row) + ")"
+
+
+def copy_project(dbt, tmp_path_factory, schema: str) -> DbtProject:
+    """python_tests/fk_join_feed/ with joinery's macro folders beside it, on the pytest Thrift server."""
+    root = tmp_path_factory.mktemp(schema) / "project"
+    shutil.copytree(PROJECT, root)
+    for folder in MACRO_FOLDERS:
+        shutil.copytree(REPO_ROOT / "macros" / folder, root / "macros" / folder)
+    return DbtProject(root, target="thrift", schema=schema, target_path=root / "target", env=dbt.env)
+
+
+@pytest.fixture(scope="module")
+def project(dbt, tmp_path_factory):
+    return copy_project(dbt, tmp_path_factory, SCHEMA)
+
+
+def build(project, *args, expect_success=True):
+    return project.invoke("build", *args, schema=SCHEMA, vars={"feed_schema": SOURCES}, expect_success=expect_success)
+
+
+def result(spark, model: str) -> Counter:
+    spark.execute(f"refresh table {SCHEMA}.{model}")
+    return read_rows(spark, f"{SCHEMA}.{model}", RESULT_COLUMNS)
+
+
+def logged_changes(spark, run: int) -> Counter:
+    spark.execute(f"refresh table {SCHEMA}.feed_orders_customers_changes")
+    return Counter(
+        spark.query(
+            f"select {', '.join(RESULT_COLUMNS)}, _joinery_tombstone from {SCHEMA}.feed_orders_customers_changes "
+            f"where _joinery_run = {run}"
+        )
+    )
+
+
+def current_version(spark, table: str) -> int:
+    return int(spark.query(f"describe history {table} limit 1")[0][0])
+
+
+def newest_note(spark, model: str) -> str:
+    rows = spark.query_dicts(f"describe history {SCHEMA}.{model} limit 1")
+    return rows[0]["userMetadata"] or str(rows[0]["operationParameters"])
+
+
+def assert_results(spark, tables: Tables, run: int, before: Counter | None) -> Counter:
+    """Both joins equal the reference, the changes log what changed, and each result's newest commit
+    names the source versions it read."""
+    inner = result(spark, "feed_orders_customers")
+    assert inner == tables.expected("inner")
+    assert result(spark, "feed_orders_customers_left") == tables.expected("left")
+    if before is not None:
+        assert logged_changes(spark, run) == result_changes(before, inner)
+    spark.execute(f"refresh table {SCHEMA}.feed_customers_state")
+    state = Counter(
+        spark.query(f"select customer_id, customer_name, _joinery_tombstone from {SCHEMA}.feed_customers_state")
+    )
+    live = Counter((key, name, False) for key, name in tables.customers.items())
+    assert +Counter({row: n for row, n in state.items() if not row[2]}) == live
+    assert Counter(row[0] for row in state if row[2]) == Counter(tables.removed_customers)
+    versions = {table: current_version(spark, f"{SOURCES}.{table}") for table in ["orders", "customers"]}
+    for model, read in [
+        ("feed_orders_customers", ["orders", "customers"]),
+        ("feed_orders_customers_left", ["orders", "customers"]),
+        ("feed_customers_state", ["customers"]),
+    ]:
+        note = newest_note(spark, model)
+        recorded = sorted(int(value) for value in re.findall(r"feed_[0-9a-f]{12}=([0-9]+)", note))
+        assert recorded == sorted(versions[table] for table in read), note
+    return inner
+
+
+def test_fk_join_over_change_feeds_follows_upstream_sql(project, spark):
+    tables = Tables(spark)
+    tables.create()
+    tables.insert_customers([(1, "ann"), (2, "bob"), (3, "cy"), (4, "dee")])
+    tables.insert_orders([(10, 1, 5), (11, 2, 6), (12, 3, 7), (13, None, 8), (14, 9, 9), (15, 4, 1)])
+    build(project, "--full-refresh")
+    inner = assert_results(spark, tables, 1, None)
+
+    # Updates of both sides, a delete, a MERGE, and foreign keys moved: to another customer, to NULL,
+    # to a missing customer and back from one.
+    tables.sql("update {s}.customers set customer_name = 'bobby' where customer_id = 2")
+    tables.customers[2] = "bobby"
+    tables.sql("update {s}.orders set customer_id = 3 where order_id = 10")
+    tables.orders[10] = (3, 5)
+    tables.sql("update {s}.orders set customer_id = null where order_id = 12")
+    tables.orders[12] = (None, 7)
+    tables.sql("update {s}.orders set customer_id = 77 where order_id = 15")
+    tables.orders[15] = (77, 1)
+    tables.sql("update {s}.orders set customer_id = 1 where order_id = 14")
+    tables.orders[14] = (1, 9)
+    tables.sql("delete from {s}.orders where order_id = 11")
+    del tables.orders[11]
+    tables.sql(
+        "merge into {s}.customers as t using (select 4 as customer_id, 'dora' as customer_name union all "
+        "select 5, 'eve') as s on t.customer_id = s.customer_id "
+        "when matched then update set * when not matched then insert *"
+    )
+    tables.customers.update({4: "dora", 5: "eve"})
+    tables.insert_orders([(16, 5, 2), (17, 2, 3)])
+    build(project)
+    inner = assert_results(spark, tables, 2, inner)
+
+    # A customer deleted and inserted again, an order deleted and inserted again with another
+    # amount, a customer deleted for good, and an overwrite of the customers (deletes and inserts in
+    # one commit) that changes one name.
+    tables.delete_customer(1)
+    tables.insert_customers([(1, "ann2")])
+    tables.sql("delete from {s}.orders where order_id = 16")
+    tables.insert_orders([(16, 5, 20)])
+    tables.delete_customer(3)
+    tables.sql(
+        "insert overwrite {s}.customers select customer_id, "
+        "if(customer_id = 5, 'eve2', customer_name) from {s}.customers"
+    )
+    tables.customers[5] = "eve2"
+    build(project)
+    inner = assert_results(spark, tables, 3, inner)
+
+    # Nothing changed upstream: no result commit, and the changes log nothing.
+    versions = {model: current_version(spark, f"{SCHEMA}.{model}") for model in ["feed_orders_customers"]}
+    build(project)
+    assert current_version(spark, f"{SCHEMA}.feed_orders_customers") == versions["feed_orders_customers"]
+    assert logged_changes(spark, 4) == Counter()
+    assert_results(spark, tables, 4, None)
+
+    # The result is the same as a rebuild from the tables.
+    build(project, "--full-refresh", "--select", "feed_orders_customers feed_orders_customers_left")
+    assert_results(spark, tables, 5, None)
+
+
+def test_a_replaced_source_stops_the_run_and_full_refresh_recovers(project, spark):
+    tables = Tables(spark)
+    tables.create()
+    tables.insert_customers([(1, "ann")])
+    tables.insert_orders([(10, 1, 5)])
+    build(project, "--full-refresh")
+    tables.sql(
+        "create or replace table {s}.customers (customer_id int, customer_name string) using delta "
+        "tblproperties (delta.enableChangeDataFeed = true)"
+    )
+    tables.customers.clear()
+    tables.insert_customers([(1, "zed")])
+    failed = build(project, "--select", "feed_orders_customers", expect_success=False)
+    assert "is not in its change feed" in failed.messages and "--full-refresh" in failed.messages, failed.messages
+    # Nothing was written by the failed run.
+    assert result(spark, "feed_orders_customers") == Counter({(10, 1, 5, "ann"): 1})
+    build(project, "--full-refresh", "--select", "feed_orders_customers")
+    assert result(spark, "feed_orders_customers") == tables.expected("inner")
+
+
+def test_a_source_without_change_feed_is_an_error_naming_the_property(project, spark):
+    tables = Tables(spark)
+    tables.create(feed=False)
+    tables.insert_customers([(1, "ann")])
+    failed = build(project, "--full-refresh", "--select", "feed_orders_customers", expect_success=False)
+    assert "delta.enableChangeDataFeed" in failed.messages and "has no change data feed" in failed.messages, (
+        failed.messages
+    )
+
+
+def test_the_readme_example(project, spark):
+    tables = Tables(spark)
+    tables.create()
+    tables.insert_customers([(1, "ann"), (2, "bob"), (3, "cy")])
+    tables.insert_orders([(10, 1, 5), (11, 2, 6), (12, 3, 7), (13, None, 8)])
+    models = "feed_orders_customers feed_orders_customers_left"
+    build(project, "--full-refresh", "--select", models)
+    tables.sql("update {s}.customers set customer_name = 'bobby' where customer_id = 2")
+    tables.sql("update {s}.orders set customer_id = 3 where order_id = 10")
+    tables.sql("delete from {s}.orders where order_id = 12")
+    tables.sql("insert into {s}.orders values (14, 4, 9)")
+    run = build(project, "--select", models)
+    assert result(spark, "feed_orders_customers") == Counter({(10, 3, 5, "cy"): 1, (11, 2, 6, "bobby"): 1})
+    assert result(spark, "feed_orders_customers_left") == Counter(
+        {(10, 3, 5, "cy"): 1, (11, 2, 6, "bobby"): 1, (13, None, 8, None): 1, (14, 4, 9, None): 1}
+    )
+    messages = {node_id.split(".")[-1]: node["message"] for node_id, node in run.nodes.items()}
+    assert messages["feed_orders_customers"] == "MERGE 0 inserted, 2 updated, 1 deleted", messages
+
+
+def test_a_run_killed_at_random_moments_converges(project, spark, dbt):
+    """SIGKILL of dbt at a random moment of each of four incremental runs: what a reader sees right
+    after is the result before the run or after it, and the next run converges."""
+    tables = Tables(spark)
+    tables.create()
+    tables.insert_customers([(1, "ann"), (2, "bob"), (3, "cy")])
+    tables.insert_orders([(10 + i, 1 + i % 3, i) for i in range(12)])
+    models = ("feed_orders_customers", "feed_orders_customers_left")
+    build(project, "--full-refresh", "--select", *models)
+    command = [sys.executable, "-m", "harness.dbt_cli", "run", "--select", *models]
+    command += project.command_line((), project.target_path, {"feed_schema": SOURCES})
+    env = {**os.environ, **dbt.env, "JOINERY_SCHEMA": SCHEMA}
+    rng = random.Random(20261128)
+    started = time.perf_counter()
+    subprocess.run(command, env=env, cwd=REPO_ROOT, check=True, capture_output=True)
+    window = time.perf_counter() - started
+    landed = Counter()
+    for trial in range(4):
+        before = tables.expected("inner")
+        version = current_version(spark, f"{SCHEMA}.feed_orders_customers")
+        tables.sql(f"update {{s}}.customers set customer_name = 'name{trial}' where customer_id = {1 + trial % 3}")
+        tables.customers[1 + trial % 3] = f"name{trial}"
+        tables.sql(f"delete from {{s}}.orders where order_id = {10 + trial}")
+        del tables.orders[10 + trial]
+        process = subprocess.Popen(
+            command,
+            env=env,
+            cwd=REPO_ROOT,
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(rng.uniform(0.2, window))
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        # A statement the server had started finishes there: let it, then read.
+        time.sleep(5)
+        seen = result(spark, "feed_orders_customers")
+        assert seen in (before, tables.expected("inner")), trial
+        landed["committed" if current_version(spark, f"{SCHEMA}.feed_orders_customers") > version else "not"] += 1
+        build(project, "--select", *models)
+        assert result(spark, "feed_orders_customers") == tables.expected("inner")
+        assert result(spark, "feed_orders_customers_left") == tables.expected("left")
+    print(f"kills: {dict(landed)} (window {window:.1f} s)")
