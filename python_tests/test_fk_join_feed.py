@@ -312,3 +312,20 @@ def test_a_run_killed_at_random_moments_converges(project, spark, dbt):
         assert result(spark, "feed_orders_customers") == tables.expected("inner")
         assert result(spark, "feed_orders_customers_left") == tables.expected("left")
     print(f"kills: {dict(landed)} (window {window:.1f} s)")
+
+
+def test_a_vacuum_past_the_recorded_version_stops_the_run(project, spark):
+    tables = Tables(spark)
+    tables.create()
+    tables.insert_customers([(1, "ann")])
+    tables.insert_orders([(10, 1, 5)])
+    build(project, "--full-refresh", "--select", "feed_orders_customers")
+    tables.sql("update {s}.customers set customer_name = 'bo' where customer_id = 1")
+    spark.execute("set spark.databricks.delta.retentionDurationCheck.enabled = false")
+    try:
+        tables.sql("vacuum {s}.customers retain 0 hours")
+    finally:
+        spark.execute("reset spark.databricks.delta.retentionDurationCheck.enabled")
+    failed = build(project, "--select", "feed_orders_customers", expect_success=False)
+    assert "VACUUM at version" in failed.messages and "--full-refresh" in failed.messages, failed.messages
+    assert result(spark, "feed_orders_customers") == Counter({(10, 1, 5, "ann"): 1})

@@ -178,9 +178,11 @@
     {#- A VACUUM after the consumed version removes change files older than its retention: an error
         when the consumed version's commit is older than that (or no longer in the history read). -#}
     {% set parameters = vacuum['operationParameters'] | string %}
-    {% set pattern = '(specifiedRetentionMillis|defaultRetentionMillis)[\\\\"]*\\s*:\\s*[\\\\"]*([0-9]+)' %}
-    {% set found = modules.re.search(pattern, parameters) %}
-    {% set retention = found.group(2) | int / 1000 if found else 0 %}
+    {#- The map arrives as JSON text over Thrift and as a Python dict in-process: either quote. -#}
+    {% set value = '[\\\\"\']*\\s*:\\s*[\\\\"\']*([0-9]+)' %}
+    {% set found = modules.re.search('specifiedRetentionMillis' ~ value, parameters)
+        or modules.re.search('defaultRetentionMillis' ~ value, parameters) %}
+    {% set retention = found.group(1) | int / 1000 if found else 0 %}
     {% set seconds = joinery._spark_seconds_between(consumed_at, vacuum['timestamp']) %}
     {% if seconds is none or seconds > retention %}
         {{ exceptions.raise_compiler_error('joinery: VACUUM at version ' ~ vacuum['version'] ~ ' of ' ~ relation
