@@ -212,6 +212,9 @@ class DbtResult:
     # (node unique_id, SQL) of every statement dbt sent to Spark, in order ('' outside a node), without
     # dbt's leading query comment (`/* {"app": "dbt", ...} */`) and surrounding whitespace.
     statements: list[tuple[str, str]] = field(default_factory=list)
+    # (node unique_id, message) of every `log()` call of a macro or model (info and debug), in order:
+    # what joinery tells about the path a run took.
+    logs: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def messages(self) -> str:
@@ -319,18 +322,23 @@ class DbtProject:
         reuse_template_parses()
         cli = self.command_line(args, self.target_path, vars)
         statements: list[tuple[str, str]] = []
+        logs: list[tuple[str, str]] = []
 
-        def record_statement(event) -> None:
+        def record_event(event) -> None:
             # dbt hands every event to callbacks, whatever the log level.
             if event.info.name == "SQLQuery":
                 sql = QUERY_COMMENT.sub("", event.data.sql, count=1).strip()
                 statements.append((event.data.node_info.unique_id, sql))
+            elif event.info.name in ("JinjaLogInfo", "JinjaLogDebug"):
+                logs.append((event.data.node_info.unique_id, event.data.msg))
 
         saved_parse = self.restore_partial_parse(schema or self.schema, vars)
         with environment(JOINERY_SCHEMA=schema or self.schema, **self.env, **(env or {})):
-            outcome = dbtRunner(callbacks=[record_statement]).invoke(cli)
+            outcome = dbtRunner(callbacks=[record_event]).invoke(cli)
         self.keep_partial_parse(saved_parse)
-        result = DbtResult(args=list(args), success=outcome.success, exception=outcome.exception, statements=statements)
+        result = DbtResult(
+            args=list(args), success=outcome.success, exception=outcome.exception, statements=statements, logs=logs
+        )
         for node_result in getattr(outcome.result, "results", None) or []:
             node = getattr(node_result, "node", None)
             if node is None:
