@@ -47,8 +47,8 @@
     {% set parts = [] %}
     {% for name in names %}
         {% set column_sql = (prefix ~ '.' if prefix else '') ~ joinery._quote_identifier(name) %}
-        {% do parts.append(joinery._comparable_sql(column_sql, types.get(name | lower, ''))
-            ~ ' as ' ~ joinery._quote_identifier(name)) %}
+        {% do parts.append(joinery._select_item(joinery._comparable_sql(column_sql, types.get(name | lower, '')),
+            name)) %}
     {% endfor %}
     {{ return(parts | join(', ')) }}
 {% endmacro %}

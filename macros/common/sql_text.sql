@@ -36,6 +36,18 @@
 {% endmacro %}
 
 
+{% macro _select_item(expression, name) %}
+    {#- `expression as name` in a select list, or the expression alone when it is a column reference
+        (bare or qualified) of that very name: Spark names it so already, and a self-alias is noise. -#}
+    {% set quoted = joinery._quote_identifier(name) %}
+    {% set qualifiers = '^(?:(?:[A-Za-z_][A-Za-z0-9_]*|`[^`]+`)\\.)*' %}
+    {% if modules.re.match(qualifiers ~ modules.re.escape(quoted) ~ '$', expression) %}
+        {{ return(expression) }}
+    {% endif %}
+    {{ return(expression ~ ' as ' ~ quoted) }}
+{% endmacro %}
+
+
 {% macro _fail_when_sql(condition, message_sql) %}
     {#- A row filter that is true for good rows and stops the query with `message_sql` on a bad one:
         Spark cannot tell which rows a run will read before it reads them. -#}

@@ -9,15 +9,22 @@
 {% endmacro %}
 
 
-{% macro _compaction_version_wins(settings, newer, older) %}
+{% macro _compaction_version_wins(settings, newer, older, older_first=false) %}
     {#- True when the version in alias `newer` beats the one in `older` (same key): greater
-        updated_at, then greater loaded_at (NULLs lowest); a full tie goes to `newer`, the later source. -#}
+        updated_at, then greater loaded_at (NULLs lowest); a full tie goes to `newer`, the later source.
+        `older_first` writes each comparison with `older` on the left, the same condition, for a join
+        whose earlier table is `older`. -#}
     {% set condition = namespace(sql='true') %}
     {% for column in [settings.loaded_at, settings.updated_at] if column is not none %}
         {% set n = newer ~ '.' ~ joinery._quote_identifier(column) %}
         {% set o = older ~ '.' ~ joinery._quote_identifier(column) %}
-        {% set condition.sql = '(coalesce(' ~ n ~ ' > ' ~ o ~ ', false) or (' ~ n ~ ' is not null and ' ~ o
-            ~ ' is null) or (' ~ n ~ ' <=> ' ~ o ~ ' and ' ~ condition.sql ~ '))' %}
+        {% if older_first %}
+            {% set condition.sql = '(coalesce(' ~ o ~ ' < ' ~ n ~ ', false) or (' ~ o ~ ' is null and ' ~ n
+                ~ ' is not null) or (' ~ o ~ ' <=> ' ~ n ~ ' and ' ~ condition.sql ~ '))' %}
+        {% else %}
+            {% set condition.sql = '(coalesce(' ~ n ~ ' > ' ~ o ~ ', false) or (' ~ n ~ ' is not null and ' ~ o
+                ~ ' is null) or (' ~ n ~ ' <=> ' ~ o ~ ' and ' ~ condition.sql ~ '))' %}
+        {% endif %}
     {% endfor %}
     {{ return(condition.sql) }}
 {% endmacro %}

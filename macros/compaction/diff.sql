@@ -107,7 +107,7 @@ gone as (
         select {{ key_list }} from target_rows
         {%- if tombstones and rederived %}
         union
-        select {{ key_list }} from {{ tombstones.all }}
+        select {{ key_list }} from {{ tombstones.all }} as tombstones
         {%- endif %}
     ) as k
     left anti join compacted as c
@@ -142,7 +142,7 @@ deleted as (
     {%- if tombstones %}
     left join (select {{ key_list }}, true as _joinery_held from target_rows) as t
         on {{ joinery._compaction_key_match(settings, 'c', 't') }}
-    left join (select *, true as _joinery_kept from {{ tombstones.all }}) as b
+    left join (select *, true as _joinery_kept from {{ tombstones.all }} as tombstones) as b
         on {{ joinery._compaction_key_match(settings, 'c', 'b') }}
         and {{ same_version | join(' and ') }}
     {%- endif %}

@@ -38,7 +38,10 @@
     {% if entry is none or 0 not in entry.sources %}
         {{ return(none) }}
     {% endif %}
-    {{ return('(select max(' ~ joinery._quote_identifier(entry.sources[0]) ~ ') from ' ~ snapshot ~ ')') }}
+    {#- Qualified: unqualified, the name would resolve to the delta's column of the enclosing query
+        were the snapshot ever to lack it. -#}
+    {{ return('(select max(newest.' ~ joinery._quote_identifier(entry.sources[0]) ~ ') from ' ~ snapshot
+        ~ ' as newest)') }}
 {% endmacro %}
 
 
@@ -121,7 +124,7 @@ snapshot_kept as (
     from snapshot_rows as s
     left anti join delta_rows as d
         on {{ joinery._compaction_key_match(settings, 's', 'd') }}
-        and {{ joinery._compaction_version_wins(settings, 'd', 's') }}
+        and {{ joinery._compaction_version_wins(settings, 'd', 's', older_first=true) }}
 ),
 
 {#- The snapshot rows that some delta row of their key does not beat: every row that beats its key's
@@ -133,7 +136,7 @@ snapshot_contenders as (
     from snapshot_rows as s
     left semi join delta_rows as d
         on {{ joinery._compaction_key_match(settings, 's', 'd') }}
-        and not {{ joinery._compaction_version_wins(settings, 'd', 's') }}
+        and not {{ joinery._compaction_version_wins(settings, 'd', 's', older_first=true) }}
 )
     {%- endset %}
     {{ return(snapshot_ctes_sql) }}

@@ -239,8 +239,8 @@
 {% macro _padded_select_list(plan, relation_index, prefix=none) %}
     {% set items = [] %}
     {% for entry in plan %}
-        {% do items.append(joinery._padded_expression(entry, relation_index, prefix) ~ ' as '
-            ~ joinery._quote_identifier(entry.name)) %}
+        {% do items.append(joinery._select_item(joinery._padded_expression(entry, relation_index, prefix),
+            entry.name)) %}
     {% endfor %}
     {{ return(items | join(',\n        ')) }}
 {% endmacro %}

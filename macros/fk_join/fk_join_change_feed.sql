@@ -41,8 +41,8 @@
     {#- The outputs, each from its side (left_state, right_state). -#}
     {% set select_list = [] %}
     {% for output in outputs %}
-        {% do select_list.append(output.side ~ '.' ~ joinery._quote_identifier(output.column) ~ ' as '
-            ~ joinery._quote_identifier(output.name)) %}
+        {% do select_list.append(joinery._select_item(output.side ~ '.' ~ joinery._quote_identifier(output.column),
+            output.name)) %}
     {% endfor %}
     {{ return(select_list) }}
 {% endmacro %}
@@ -61,9 +61,9 @@
     {% set first_right_key = joinery._quote_identifier(plan.right_keys[0]) %}
     {% set deletes = [] %}
     {% for output in plan.outputs %}
-        {% do deletes.append(('left_changes.' ~ joinery._quote_identifier(output.column) if output.side == 'left_state'
-            and output.column in plan.left_keys else 'cast(null as ' ~ plan.value_types[output.name] ~ ')') ~ ' as '
-            ~ joinery._quote_identifier(output.name)) %}
+        {% do deletes.append(joinery._select_item('left_changes.' ~ joinery._quote_identifier(output.column)
+            if output.side == 'left_state' and output.column in plan.left_keys
+            else 'cast(null as ' ~ plan.value_types[output.name] ~ ')', output.name)) %}
     {% endfor %}
     {% set incremental_sql %}
     with

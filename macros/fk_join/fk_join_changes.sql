@@ -145,7 +145,7 @@
             true as _joinery_tombstone
         from latest_logged
         left anti join current_result
-            on {{ joinery._fk_join_key_match(keys, keys, 'current_result', 'latest_logged') }}
+            on {{ joinery._fk_join_key_match(keys, keys, 'latest_logged', 'current_result') }}
     )
     {%- endset %}
     {{ return(tombstones_sql) }}

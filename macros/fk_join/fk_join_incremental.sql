@@ -145,8 +145,8 @@
     {% set columns = [] %}
     {% for output in plan.outputs %}
         {% set column = joinery._quote_identifier(output.column) %}
-        {% do columns.append(('left_state.' ~ column if output.side == 'left_state' else 'if(' ~ right_live
-            ~ ', right_rows.' ~ column ~ ', null)') ~ ' as ' ~ joinery._quote_identifier(output.name)) %}
+        {% do columns.append(joinery._select_item('left_state.' ~ column if output.side == 'left_state'
+            else 'if(' ~ right_live ~ ', right_rows.' ~ column ~ ', null)', output.name)) %}
     {% endfor %}
     {% set affected_sql %}
     with

@@ -6,8 +6,8 @@
     {#- The joined row's columns: the outputs, then the arrival of each side's state version. -#}
     {% set select_list = [] %}
     {% for output in outputs %}
-        {% do select_list.append(output.side ~ '.' ~ joinery._quote_identifier(output.column) ~ ' as '
-            ~ joinery._quote_identifier(output.name)) %}
+        {% do select_list.append(joinery._select_item(output.side ~ '.' ~ joinery._quote_identifier(output.column),
+            output.name)) %}
     {% endfor %}
     {% do select_list.append('left_state._joinery_changed_at as _joinery_left_changed_at') %}
     {% do select_list.append('right_state._joinery_changed_at as _joinery_right_changed_at') %}

@@ -79,7 +79,7 @@
         {% else %}
             {% set source = joinery._multi_join_alias(item.input) ~ '.' ~ joinery._quote_identifier(item.column) %}
         {% endif %}
-        {% do columns.append(source ~ ' as ' ~ joinery._quote_identifier(item.name)) %}
+        {% do columns.append(joinery._select_item(source, item.name)) %}
     {% endfor %}
     {% set lines = [
         ('select ' ~ joinery._multi_join_hint(plan)) | trim,

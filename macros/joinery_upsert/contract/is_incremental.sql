@@ -33,9 +33,10 @@
 
 {% macro _watermark_subquery(column, fallback) %}
     {#- `(select coalesce(max(column), fallback) from this)`, for callers that already know the run
-        is incremental. -#}
-    {{ return('(select coalesce(max(' ~ joinery._quote_identifier(column) ~ '), ' ~ fallback ~ ') from '
-        ~ this ~ ')') }}
+        is incremental. The column is qualified: a correlated name would read the enclosing query's
+        column of that name, were the table to lack it. -#}
+    {{ return('(select coalesce(max(applied.' ~ joinery._quote_identifier(column) ~ '), ' ~ fallback ~ ') from '
+        ~ this ~ ' as applied)') }}
 {% endmacro %}
 
 

@@ -110,8 +110,7 @@
         {% if found is none %}
             {% do parts.append('cast(null as ' ~ column.type ~ ') as ' ~ joinery._quote_identifier(column.name)) %}
         {% else %}
-            {% do parts.append(alias ~ '.' ~ joinery._quote_identifier(found) ~ ' as '
-                ~ joinery._quote_identifier(column.name)) %}
+            {% do parts.append(joinery._select_item(alias ~ '.' ~ joinery._quote_identifier(found), column.name)) %}
         {% endif %}
     {% endfor %}
     {{ return(parts | join(',\n        ')) }}
