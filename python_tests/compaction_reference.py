@@ -24,9 +24,11 @@ def compact_reference(
     loaded_at: str | None = "loaded_at",
     deleted: str | None = None,
     defaults: dict[str, Any] | None = None,
+    keep_deleted: bool = False,
 ) -> list[dict]:
     """The compacted rows (dicts over `columns`) of a snapshot and ordered deltas; a column missing
-    from a row's input is its default, else None."""
+    from a row's input is its default, else None. keep_deleted: also the keys whose winning version
+    is a delete (their tombstones), as that version."""
     defaults = defaults or {}
     newest_snapshot = max((row[loaded_at] for row in snapshot if row.get(loaded_at) is not None), default=None)
     candidates = [(row, 0) for row in snapshot]
@@ -54,7 +56,7 @@ def compact_reference(
             latest[identity] = candidate
     result = []
     for row, _position in latest.values():
-        if deleted and row.get(deleted) in (True, "true"):
+        if deleted and row.get(deleted) in (True, "true") and not keep_deleted:
             continue
         result.append({c: row.get(c, defaults.get(c)) for c in columns})
     return result

@@ -32,6 +32,10 @@
     {#- The companion of deleted keys (joinery_upsert keeps it for this model: upsert_tombstones_relation);
         none before the first build that kept one. Past tombstone_retention, a tombstone counts as none. -#}
     {% set tombstones = joinery._compaction_tombstones_sql(target, plan, settings, state.watermark_sql) %}
+    {% set path = 'a new snapshot: full compaction compared with the table' if state.rebase
+        else 'new columns: compared with the table' if reshaped.value else 'apply the new delta rows' %}
+    {#- info: a rebase reads every source in full, so a run's output says why it took longer. -#}
+    {{ log('joinery.compact ' ~ target ~ ': ' ~ path, info=true) }}
     {% if state.rebase %}
         {#- A new pull supersedes older deltas, and their deletes with them: every tombstone is derived again. -#}
         {% set full_plan = joinery._compaction_plan([snapshot] + deltas, identity_names, settings, defaults, removed) %}
