@@ -21,13 +21,70 @@ CUSTOMER_COLUMNS = {"customer_id": "int", "customer_name": "string", "op": "stri
 RESULT_COLUMNS = ["order_id", "customer_id", "amount", "customer_name"]
 
 
+_MASK = (1 << 64) - 1
+_P1, _P2, _P3, _P4, _P5 = (
+    0x9E3779B185EBCA87,
+    0xC2B2AE3D27D4EB4F,
+    0x165667B19E3779F9,
+    0x85EBCA77C2B2AE63,
+    0x27D4EB2F165667C5,
+)
+
+
+def _rotl(value: int, bits: int) -> int:
+    return ((value << bits) | (value >> (64 - bits))) & _MASK
+
+
+def _xxh64(data: bytes, seed: int) -> int:
+    """XXH64 of fewer than 32 bytes (the reference's values are short), unsigned."""
+    assert len(data) < 32, "the reference hashes short values only"
+    digest = (seed + _P5 + len(data)) & _MASK
+    offset = 0
+    while offset + 8 <= len(data):
+        lane = _rotl(int.from_bytes(data[offset : offset + 8], "little") * _P2 & _MASK, 31) * _P1 & _MASK
+        digest = (_rotl(digest ^ lane, 27) * _P1 + _P4) & _MASK
+        offset += 8
+    if offset + 4 <= len(data):
+        digest ^= int.from_bytes(data[offset : offset + 4], "little") * _P1 & _MASK
+        digest = (_rotl(digest, 23) * _P2 + _P3) & _MASK
+        offset += 4
+    for byte in data[offset:]:
+        digest = _rotl(digest ^ (byte * _P5 & _MASK), 11) * _P1 & _MASK
+    for shift, prime in ((33, _P2), (29, _P3)):
+        digest = (digest ^ (digest >> shift)) * prime & _MASK
+    return digest ^ (digest >> 32)
+
+
+def spark_xxhash64(values: list[Any], types: list[str]) -> int:
+    """Spark's xxhash64(values...): seed 42, each non-NULL value hashed into the running hash
+    (int as 4 bytes, bigint as 8, little-endian; string as UTF-8), signed."""
+    digest = 42
+    for value, spark_type in zip(values, types, strict=True):
+        if value is None:
+            continue
+        if spark_type == "string":
+            data = value.encode()
+        else:
+            size = {"int": 4, "bigint": 8}[spark_type]
+            data = (value % (1 << 8 * size)).to_bytes(size, "little")
+        digest = _xxh64(data, digest)
+    return digest - (1 << 64) if digest >= 1 << 63 else digest
+
+
+def version_rank(event: dict[str, Any], columns: dict[str, str]) -> tuple:
+    """The documented order of a key's versions (docs/fk_join.md): greatest sequence_by, then latest
+    arrival (loaded_at), then the delete, then the greater xxhash64 of the whole changelog row."""
+    row_hash = spark_xxhash64([event[name] for name in columns], list(columns.values()))
+    return (event["seq"], event["batch_id"], event["op"] == "d", row_hash)
+
+
 def latest_state(events: list[dict[str, Any]], key: str) -> dict[Any, dict[str, Any]]:
-    """The newest version per key by (seq, batch_id), deletes included (the KTable with tombstones)."""
+    """The winning version per key by version_rank, deletes included (the KTable with tombstones)."""
+    columns = ORDER_COLUMNS if key == "order_id" else CUSTOMER_COLUMNS
     state: dict[Any, dict[str, Any]] = {}
     for event in events:
         current = state.get(event[key])
-        rank = (event["seq"], event["batch_id"], event["op"] == "d")
-        if current is None or rank > (current["seq"], current["batch_id"], current["op"] == "d"):
+        if current is None or version_rank(event, columns) > version_rank(current, columns):
             state[event[key]] = event
     return state
 

@@ -1,21 +1,45 @@
-"""Property: the incremental FK join, run once per arriving batch, ends equal to a full recompute from
-all events and to a plain-Python reference, whatever the batch boundaries and arrival order.
+"""Property: the incremental FK join over changelogs, run once per arriving batch, equals a full
+recompute and a plain-Python reference after every run, whatever the batch boundaries and arrival
+order; so do its two changelog states, and the rows its output changelog appends in each run are
+the changes between the reference's results before and after the run.
 
 Hypothesis generates the histories (derandomized, so CI sees the same ones every time): change
-events on both sides with versions arriving out of order, foreign keys changing (to NULL, to keys
-with no right row), deletes on both sides and re-publishes. Each history lives in its own disjoint
-key space inside one pair of source tables, so one short sequence of dbt runs (one run per batch
-index, then one full recompute) checks all of them at once.
+events on both sides with versions arriving out of order (an older `seq` in a later batch, also
+after a delete), versions tying on `seq` (resolved as docs/fk_join.md says: later batch, then the
+delete, then the greater xxhash64 of the row, which the reference computes as Spark does), foreign
+keys changing to NULL, to a key with no live customer and back to a present one, deletes followed by
+re-inserts on both sides and re-publishes of an unchanged row. test_the_histories_hold_every_case
+counts each kind over all histories, batch by batch in arrival order (Coverage), and asserts at
+least 20 of each, ties decided by each of the three rules included. Each history lives in its own
+disjoint key space inside one pair of source tables, so one short sequence of dbt runs checks all
+of them at once.
 
-The models run on delta, parquet and iceberg (the var fk_join_file_format), 120 histories on each:
-the time is the sequence of dbt runs, one per format, not the number of histories. On iceberg the
-models (incremental and full recompute) land in the `iceberg` catalog, namespaces
-`iceberg.<schema>`; the sources stay in spark_catalog.
+On each of delta, parquet and iceberg (the var fk_join_file_format), after each of the BATCHES
+batches lands:
+- the incremental models run (states, inner and left join, and fk_orders_customers_changes), and a
+  full recompute runs in its own schema: the same state and join models as plain tables (vars
+  fk_join_state_materialization / fk_join_result_materialization = table) over the events landed
+  so far;
+- both states and both joins, incremental and full, are read back as multisets and compared with
+  the reference over the events landed so far;
+- the rows the output changelog appended in the run (the next `_joinery_run`; none when nothing
+  changed) equal result_changes(inner result before, inner result after): on the first run an
+  upsert per result row, then an upsert per changed order and a tombstone per vanished one;
+- every joinery_upsert model took the path the run should: a full build on the first batch, then
+  the incremental path: a MERGE on delta and iceberg (the node's message), a version holding the
+  changed rows or no commit at all on parquet (the materialization's log line, never "full build").
+  The examples' rebuild_threshold is 'always_incremental' (dbt_project.yml, var
+  joinery_rebuild_threshold, which this test leaves unset), so the cost rule never turns one of
+  these runs into a rebuild; the assertion would catch it if it did.
+
+On iceberg the state and join models land in the `iceberg` catalog (namespaces `iceberg.<schema>`);
+the sources and the output changelog (a parquet table) stay in spark_catalog.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+import re
+from collections import Counter
 
 import pytest
 from hypothesis import strategies as st
@@ -27,6 +51,8 @@ from python_tests.fk_join_reference import (
     RESULT_COLUMNS,
     derandomized_examples,
     fk_join_reference,
+    latest_state,
+    result_changes,
 )
 
 SCHEMA = "test_fk_join_property"
@@ -34,30 +60,50 @@ FULL_SCHEMA = "test_fk_join_property_full"
 ORDERS_SOURCE = "fk_property_orders"
 CUSTOMERS_SOURCE = "fk_property_customers"
 BATCHES = 4
-HISTORIES = 120
+HISTORIES = 400
 KEY_SPACE = 100  # history h owns keys h*100 .. h*100+99 on both sides
-MODELS = ["fk_orders_state", "fk_customers_state", "fk_orders_customers", "fk_orders_customers_left"]
+MISSING_CUSTOMER = 9  # never gets a row
+STATES = {"fk_orders_state": ("order_id", ORDER_COLUMNS), "fk_customers_state": ("customer_id", CUSTOMER_COLUMNS)}
+JOINS = {"inner": "fk_orders_customers", "left": "fk_orders_customers_left"}
+CHANGES = "fk_orders_customers_changes"
+UPSERT_MODELS = [*STATES, *JOINS.values()]
+CHANGE_COLUMNS = [*RESULT_COLUMNS, "_joinery_tombstone"]
 SOURCE_VARS = {
     "fk_join_source_schema": SCHEMA,
     "fk_join_orders_changelog": ORDERS_SOURCE,
     "fk_join_customers_changelog": CUSTOMERS_SOURCE,
 }
+# A parquet run's log line (directory_commit/rewrite.sql): a version of changed rows, or no commit.
+PARQUET_INCREMENTAL = re.compile(
+    r"^joinery_upsert \S+: (\d+ inserted, \d+ updated, \d+ deleted;|no changed rows,|\d+ tombstones changed,)"
+)
+CASES = [
+    "deleted, then inserted again",
+    "equal sequence_by tie",
+    "tie decided by the later batch",
+    "tie decided by the delete",
+    "tie decided by the row's hash",
+    "foreign key to NULL",
+    "foreign key to a missing key",
+    "foreign key back to a present key",
+    "re-publish of an unchanged row",
+    "version arriving out of order",
+    "late version after a delete",
+]
 
-# Foreign keys: NULL, one of three customers, or customer 9 that never gets a row.
-foreign_keys = st.sampled_from([None, 0, 1, 2, 9])
+# Few keys, values and versions, so that ties, re-publishes and late versions are frequent.
 order_events = st.lists(
     st.fixed_dictionaries(
         {
-            "order_id": st.integers(0, 3),
-            "customer_id": foreign_keys,
-            "amount": st.sampled_from([10, 20]),  # few values: re-publishes of an unchanged row
+            "order_id": st.integers(0, 2),
+            "customer_id": st.sampled_from([None, 0, 1, 2, MISSING_CUSTOMER]),
+            "amount": st.sampled_from([10, 20]),
             "op": st.sampled_from(["c", "u", "u", "d"]),
-            "seq": st.integers(1, 12),
+            "seq": st.integers(1, 6),
             "batch_id": st.integers(1, BATCHES),
         }
     ),
-    max_size=10,
-    unique_by=lambda event: (event["order_id"], event["seq"]),  # a version is unique per key
+    max_size=16,
 )
 customer_events = st.lists(
     st.fixed_dictionaries(
@@ -65,12 +111,11 @@ customer_events = st.lists(
             "customer_id": st.integers(0, 2),
             "customer_name": st.sampled_from(["ann", "bob"]),
             "op": st.sampled_from(["c", "u", "d"]),
-            "seq": st.integers(1, 8),
+            "seq": st.integers(1, 5),
             "batch_id": st.integers(1, BATCHES),
         }
     ),
-    max_size=6,
-    unique_by=lambda event: (event["customer_id"], event["seq"]),
+    max_size=8,
 )
 
 
@@ -93,61 +138,175 @@ def in_key_space(history: int, orders: list[dict], customers: list[dict]) -> tup
     return shifted_orders, shifted_customers
 
 
-@pytest.mark.parametrize("file_format", ["delta", "parquet", "iceberg"])
-def test_incremental_equals_full_recompute_equals_reference(dbt, spark, file_format):
-    histories = generated_histories()
-    assert len(histories) >= 100
-    all_orders, all_customers = [], []
-    for number, (orders, customers) in enumerate(histories):
-        shifted = in_key_space(number, orders, customers)
-        all_orders += shifted[0]
-        all_customers += shifted[1]
+class Coverage:
+    """What the histories hold, counted batch by batch in arrival order against the reference's states:
+    per arriving event, ties (and the rule that decides them) and late versions; per key between the
+    states before and after a batch, re-inserts, unchanged re-publishes and the foreign key of a live
+    order moving to NULL, to a key with no live customer, or from either to a live customer."""
 
-    # The sources stay in SCHEMA; each format's models get schemas of their own.
+    def __init__(self):
+        self.counts = Counter()
+
+    def add(self, orders: list[dict], customers: list[dict]) -> None:
+        order_states = self.side(orders, "order_id", ("customer_id", "amount"))
+        customer_states = self.side(customers, "customer_id", ("customer_name",))
+        for batch in range(1, BATCHES + 1):
+            present = {k for k, c in customer_states[batch].items() if c["op"] != "d"}
+            previously_present = {k for k, c in customer_states[batch - 1].items() if c["op"] != "d"}
+            for order_id, new in order_states[batch].items():
+                old = order_states[batch - 1].get(order_id)
+                if new["op"] == "d" or old is None or old["op"] == "d" or old["customer_id"] == new["customer_id"]:
+                    continue
+                if new["customer_id"] is None:
+                    self.counts["foreign key to NULL"] += 1
+                elif new["customer_id"] not in present:
+                    self.counts["foreign key to a missing key"] += 1
+                if old["customer_id"] not in previously_present and new["customer_id"] in present:
+                    self.counts["foreign key back to a present key"] += 1
+
+    def tie(self, event: dict, rivals: list[dict]) -> None:
+        """An event with the same key and seq as events landed before it, and the rule that decides."""
+        if not rivals:
+            return
+        self.counts["equal sequence_by tie"] += 1
+        if any(e["batch_id"] < event["batch_id"] for e in rivals):
+            self.counts["tie decided by the later batch"] += 1
+        if any(e["batch_id"] == event["batch_id"] and (e["op"] == "d") != (event["op"] == "d") for e in rivals):
+            self.counts["tie decided by the delete"] += 1
+        if any(
+            e["batch_id"] == event["batch_id"] and (e["op"] == "d") == (event["op"] == "d") and e != event
+            for e in rivals
+        ):
+            self.counts["tie decided by the row's hash"] += 1
+
+    def side(self, events: list[dict], key: str, values: tuple[str, ...]) -> list[dict]:
+        """The reference's state after each batch (index 0: before the first), counting the cases of
+        one side on the way."""
+        states, landed = [{}], []
+        for batch in range(1, BATCHES + 1):
+            before = states[-1]
+            for event in (e for e in events if e["batch_id"] == batch):
+                same_key = [e for e in landed if e[key] == event[key]]
+                self.tie(event, [e for e in same_key if e["seq"] == event["seq"]])
+                if any(e["batch_id"] < batch and e["seq"] > event["seq"] for e in same_key):
+                    self.counts["version arriving out of order"] += 1
+                stored = before.get(event[key])
+                if stored is not None and stored["op"] == "d" and stored["seq"] > event["seq"]:
+                    self.counts["late version after a delete"] += 1
+                landed.append(event)
+            after = latest_state(landed, key)
+            for k, new in after.items():
+                old = before.get(k)
+                if old is None or new is old or new["op"] == "d":
+                    continue
+                if old["op"] == "d":
+                    self.counts["deleted, then inserted again"] += 1
+                elif all(old[v] == new[v] for v in values):
+                    self.counts["re-publish of an unchanged row"] += 1
+            states.append(after)
+        return states
+
+
+def test_the_histories_hold_every_case():
+    coverage = Coverage()
+    for orders, customers in generated_histories():
+        coverage.add(orders, customers)
+    print(f"{HISTORIES} histories, {BATCHES} batches: {dict(coverage.counts)}")
+    too_few = {case: coverage.counts[case] for case in CASES if coverage.counts[case] < 20}
+    assert not too_few, f"the histories hold too few of: {too_few} (all counts: {dict(coverage.counts)})"
+
+
+def expected_state(events: list[dict], key: str, columns: dict[str, str]) -> Counter[tuple]:
+    """The state rows changelog_state holds: the winning version, its tombstone flag and arrival."""
+    return Counter(
+        (*(e[name] for name in columns), e["op"] == "d", e["batch_id"]) for e in latest_state(events, key).values()
+    )
+
+
+def assert_same(what: str, got: Counter, expected: Counter, histories: list) -> None:
+    """Equal multisets, or an error naming the first history (by key space) whose rows differ."""
+    if got == expected:
+        return
+    wrong = {row[0] // KEY_SPACE for row in (got - expected) + (expected - got)}
+    first = min(wrong)
+    mine = sorted((r for r in got.elements() if r[0] // KEY_SPACE == first), key=str)
+    want = sorted((r for r in expected.elements() if r[0] // KEY_SPACE == first), key=str)
+    raise AssertionError(
+        f"{what} differs in {len(wrong)} histories, e.g. history {first}: events {histories[first]}, "
+        f"got {mine}, expected {want}"
+    )
+
+
+def assert_path(result, file_format: str, batch: int) -> None:
+    """The first batch builds every joinery_upsert model in full; every later one takes the incremental path."""
+    for model in UPSERT_MODELS:
+        node = next(i for i in result.nodes if i.endswith("." + model))
+        if file_format == "parquet":
+            lines = [line for n, line in result.logs if n == node and line.startswith("joinery_upsert ")]
+            assert len(lines) == 1, (batch, model, lines)
+            incremental = PARQUET_INCREMENTAL.match(lines[0]) is not None
+            assert incremental != (batch == 1), (batch, model, lines[0])
+            assert batch > 1 or "(first build)" in lines[0], (batch, model, lines[0])
+        else:
+            message = result.nodes[node]["message"]
+            assert message.startswith("MERGE") == (batch > 1), (batch, model, message)
+
+
+@pytest.mark.parametrize("file_format", ["delta", "parquet", "iceberg"])
+def test_incremental_equals_full_recompute_equals_reference_after_every_batch(dbt, spark, file_format):
+    histories = generated_histories()
+    assert len(histories) == HISTORIES
+    shifted = [in_key_space(number, orders, customers) for number, (orders, customers) in enumerate(histories)]
+    all_orders = [event for orders, _ in shifted for event in orders]
+    all_customers = [event for _, customers in shifted for event in customers]
+
+    # The sources and the output changelog stay in spark_catalog; each format's models get schemas of their own.
     incremental_schema, full_schema = f"{SCHEMA}_{file_format}", f"{FULL_SCHEMA}_{file_format}"
     run_vars = {**SOURCE_VARS, "fk_join_file_format": file_format}
+    full_vars = {**run_vars, "fk_join_state_materialization": "table", "fk_join_result_materialization": "table"}
     # file_format='iceberg' puts the models in the Iceberg catalog (docs/iceberg.md).
     catalog = "iceberg." if file_format == "iceberg" else ""
-    for schema in (SCHEMA, f"{catalog}{incremental_schema}", f"{catalog}{full_schema}"):
+    for schema in (SCHEMA, incremental_schema, f"{catalog}{incremental_schema}", f"{catalog}{full_schema}"):
         spark.execute(f"create schema if not exists {schema}")
-        for model in MODELS:
+        for model in [*UPSERT_MODELS, CHANGES]:
             spark.execute(f"drop table if exists {schema}.{model}")
     create_source(spark, f"{SCHEMA}.{ORDERS_SOURCE}", ORDER_COLUMNS)
     create_source(spark, f"{SCHEMA}.{CUSTOMERS_SOURCE}", CUSTOMER_COLUMNS)
 
-    by_batch_orders, by_batch_customers = defaultdict(list), defaultdict(list)
-    for event in all_orders:
-        by_batch_orders[event["batch_id"]].append(event)
-    for event in all_customers:
-        by_batch_customers[event["batch_id"]].append(event)
+    sources = [(ORDERS_SOURCE, ORDER_COLUMNS, all_orders), (CUSTOMERS_SOURCE, CUSTOMER_COLUMNS, all_customers)]
+    previous_inner, last_run = Counter(), 0
     for batch in range(1, BATCHES + 1):
-        land(spark, f"{SCHEMA}.{ORDERS_SOURCE}", ORDER_COLUMNS, by_batch_orders[batch])
-        land(spark, f"{SCHEMA}.{CUSTOMERS_SOURCE}", CUSTOMER_COLUMNS, by_batch_customers[batch])
-        dbt.invoke("run", "--select", *MODELS, schema=incremental_schema, vars=run_vars)
+        for source, columns, events in sources:
+            land(spark, f"{SCHEMA}.{source}", columns, [e for e in events if e["batch_id"] == batch])
+        incremental = dbt.invoke("run", "--select", *UPSERT_MODELS, CHANGES, schema=incremental_schema, vars=run_vars)
+        assert_path(incremental, file_format, batch)
+        dbt.invoke("run", "--select", *UPSERT_MODELS, schema=full_schema, vars=full_vars)
 
-    # The full recompute: the same models as plain tables over all events, in their own schema.
-    dbt.invoke(
-        "run",
-        "--select",
-        *MODELS,
-        schema=full_schema,
-        vars={**run_vars, "fk_join_state_materialization": "table", "fk_join_result_materialization": "table"},
-    )
+        orders = [e for e in all_orders if e["batch_id"] <= batch]
+        customers = [e for e in all_customers if e["batch_id"] <= batch]
+        for model, (key, columns) in STATES.items():
+            expected = expected_state(orders if key == "order_id" else customers, key, columns)
+            state_columns = [*columns, "_joinery_tombstone", "_joinery_changed_at"]
+            for schema in (incremental_schema, full_schema):
+                got = read_rows(spark, f"{catalog}{schema}.{model}", state_columns)
+                assert_same(f"batch {batch}, {schema}.{model}", got, expected, histories)
+        for join_type, model in JOINS.items():
+            expected = fk_join_reference(orders, customers, join_type)
+            for schema in (incremental_schema, full_schema):
+                got = read_rows(spark, f"{catalog}{schema}.{model}", RESULT_COLUMNS)
+                assert_same(f"batch {batch}, {schema}.{model}", got, expected, histories)
 
-    for model, join_type in (("fk_orders_customers", "inner"), ("fk_orders_customers_left", "left")):
-        expected = fk_join_reference(all_orders, all_customers, join_type)
-        incremental = read_rows(spark, f"{catalog}{incremental_schema}.{model}", RESULT_COLUMNS)
-        full = read_rows(spark, f"{catalog}{full_schema}.{model}", RESULT_COLUMNS)
-        assert full == expected, f"{join_type}: full recompute differs from the reference"
-        if incremental != expected:
-            wrong = {row[0] // KEY_SPACE for row in (incremental - expected) + (expected - incremental)}
-            first = min(wrong)
-            got = sorted((r for r in incremental.elements() if r[0] // KEY_SPACE == first), key=str)
-            want = sorted((r for r in expected.elements() if r[0] // KEY_SPACE == first), key=str)
-            raise AssertionError(
-                f"{join_type}: incremental result differs in {len(wrong)} histories, e.g. history {first}: "
-                f"events {histories[first]}, got {got}, expected {want}"
-            )
-    for model in MODELS:
+        # The output changelog's rows of this run: the next run number, or no row when nothing changed.
+        inner = fk_join_reference(orders, customers, "inner")
+        logged = read_rows(spark, f"{incremental_schema}.{CHANGES}", [*CHANGE_COLUMNS, "_joinery_run"])
+        appended = Counter({row: n for row, n in logged.items() if row[-1] > last_run})
+        expected_changes = result_changes(previous_inner, inner)
+        runs = {row[-1] for row in appended}
+        assert runs == ({last_run + 1} if expected_changes else set()), (batch, last_run, runs)
+        got = Counter({row[:-1]: n for row, n in appended.items()})
+        assert_same(f"batch {batch}, the changes run {last_run + 1} appended", got, expected_changes, histories)
+        previous_inner, last_run = inner, max(runs, default=last_run)
+
+    for model in UPSERT_MODELS:
         details = spark.query(f"describe table extended {catalog}{incremental_schema}.{model}")
         assert next(value for key, value, *_ in details if key == "Provider").lower() == file_format, model
