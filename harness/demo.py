@@ -18,6 +18,10 @@ import time
 from harness.dbt import REPO_ROOT, DbtProject
 from harness.java import JavaMissing, require_java
 
+# The vars of the demo's build: the build summary, and the upsert examples on iceberg. The suite's
+# build of every example (python_tests/test_examples_build.py) uses the same.
+DEMO_VARS = {"joinery_build_summary": True, "upsert_file_format": "iceberg"}
+
 
 def main(argv: list[str] | None = None) -> int:
     try:
@@ -29,8 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     project = DbtProject(target="local")
     started = time.monotonic()
     selection = sys.argv[1:] if argv is None else argv
-    demo_vars = {"joinery_build_summary": True, "upsert_file_format": "iceberg"}
-    result = project.invoke("build", *selection, vars=demo_vars, expect_success=None)
+    result = project.invoke("build", *selection, vars=DEMO_VARS, expect_success=None)
     elapsed = time.monotonic() - started
     counts: dict[str, int] = {}
     for node in result.nodes.values():

@@ -7,7 +7,9 @@ dbt runs; the benchmarks use it the same way.
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 LOOPBACK = "127.0.0.1"
 
@@ -128,3 +130,32 @@ def land(spark: SparkSql, table: str, columns: dict[str, str], rows: list[dict[s
     if rows:
         values = ", ".join("(" + ", ".join(sql_literal(row[name]) for name in columns) + ")" for row in rows)
         spark.execute(f"insert into {table} values {values}")
+
+
+def schema_directory(spark: SparkSql, schema: str) -> Path:
+    """The local directory of a schema of spark_catalog, from `describe schema extended`."""
+    for name, value in spark.query(f"describe schema extended {schema}"):
+        if name.strip() == "Location":
+            location = urlparse(value.strip())
+            assert location.scheme in ("", "file"), f"{schema} is not on the local file system: {value}"
+            return Path(unquote(location.path))
+    raise AssertionError(f"`describe schema extended {schema}` names no Location")
+
+
+def leftovers(spark: SparkSql, schema: str, model: str) -> list[str]:
+    """What the model `model` left in `schema`, sorted: each table or view named `model` or
+    `<model>__...`, and each entry of the schema's directory so named. The names cover the model's
+    table and its folder; dbt's `<model>__dbt_tmp`; joinery_upsert's work tables (`__joinery_stage`,
+    `__joinery_probe`, `__joinery_janitor`), its tombstones companion (`__joinery_tombstones`) and
+    its version root (`<model>__joinery`, holding the `v_<run id>` directories it writes). The
+    journal is a property of the table, so it is left only with a table. The run's cached changes
+    are temporary views of dbt's own sessions, which no other session can list."""
+    names = [row[1] for row in spark.query(f"show tables in {schema}")]
+    ours = [f"table {name}" for name in names if name == model or name.startswith(f"{model}__")]
+    directory = schema_directory(spark, schema)
+    paths = [
+        f"path {path}"
+        for path in directory.glob(f"{model}*")
+        if path.name == model or path.name.startswith(f"{model}__")
+    ]
+    return sorted(ours + paths)

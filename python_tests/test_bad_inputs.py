@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from harness.dbt import REPO_ROOT, DbtProject
+from harness.sql import leftovers, schema_directory
 from harness.thrift_server import free_port
 
 SCHEMA = "test_bad_inputs"
@@ -596,6 +597,19 @@ CASES: dict[str, dict] = {
         sql="'select * from ' ~ source('bad', 'snap')",
         error=["joinery_upsert", "`unique_key`", "ident", '"id"', '"v"', '"ts"'],
     ),
+    # Found before the parquet path writes its version: a first build it fails leaves no directory.
+    "upsert_tombstones_column_not_in_the_select": dict(
+        config="config(materialized='joinery_upsert', unique_key='id', file_format='parquet', tombstones=['seen'])",
+        sql="'select * from ' ~ source('bad', 'snap')",
+        error=["joinery_upsert", "`tombstones`", "column seen is not a column of the model's SELECT", '"id"'],
+    ),
+    # Avro maps have string keys: Spark refuses the Hive Avro table's definition.
+    "upsert_hive_avro_map_with_int_keys": dict(
+        config="config(materialized='joinery_upsert', unique_key='id', file_format='hive', "
+        "options={'fileFormat': 'avro'})",
+        sql="'select id, map(id, v) as m from ' ~ source('bad', 'snap')",
+        error=["joinery_upsert", "Key of Map can only be a String"],
+    ),
     "upsert_duplicate_keys_in_the_changes": dict(
         config="config(materialized='joinery_upsert', unique_key='id', file_format='parquet')",
         sql="'select * from ' ~ source('bad', 'delta_dup')",
@@ -829,6 +843,8 @@ def test_bad_input(name, outcome, spark):
         message = result["message"] or ""
         missing = [fragment for fragment in case["error"] if fragment.lower() not in message.lower()]
         assert not missing, f"the error of bi_{name} does not say {missing}:\n{message}"
+        # A failed first build leaves no table, work table, version directory or journal.
+        assert leftovers(spark, SCHEMA, f"bi_{name}") == []
         return
     assert result["status"] == "success", f"bi_{name} failed: {result['message']}"
     table = f"{SCHEMA}.bi_{name}"
@@ -841,16 +857,30 @@ def test_bad_input(name, outcome, spark):
         assert spark.rows(table) == spark.rows(f"{SCHEMA}.bi_{case['same_as']}")
 
 
+def test_leftovers_lists_what_a_built_model_holds(outcome, spark):
+    # What the failed cases are checked for, seen on models that built: a `table` model's table and
+    # folder; a joinery_upsert model's table and its version root, with one version directory in it.
+    location = schema_directory(spark, SCHEMA)
+    assert leftovers(spark, SCHEMA, "bi_empty_delta") == [f"path {location / 'bi_empty_delta'}", "table bi_empty_delta"]
+    upserted = "bi_an_upserted_compaction_with_loaded_at"
+    root = location / f"{upserted}__joinery"
+    assert leftovers(spark, SCHEMA, upserted) == [f"path {root}", f"table {upserted}"]
+    assert [path.name[:2] for path in root.iterdir()] == ["v_"], list(root.iterdir())
+
+
 def test_equal_order_by_ties_keep_exactly_one_row_per_key(outcome, spark):
     rows = spark.rows(f"{SCHEMA}.bi_equal_order_by_ties_resolve_by_row_content", columns=["id", "v"])
     assert [row[0] for row in rows] == [1, 2] and rows[0][1] in ("p", "q")
 
 
-def test_a_unit_test_of_a_model_that_reads_its_inputs_columns_fails_with_a_clear_message(outcome):
+def test_a_unit_test_of_a_model_that_reads_its_inputs_columns_fails_with_a_clear_message(outcome, spark):
     result = node(outcome, "bi_unit_test_of_a_join")
     assert result["status"] == "error", result
     for fragment in ["is a CTE", "dbt unit test", "introspective queries"]:
         assert fragment in (result["message"] or ""), result["message"]
+    # `dbt build` skips a model whose unit test failed: it never builds.
+    assert node(outcome, "bi_unit_tested_join")["status"] == "skipped"
+    assert leftovers(spark, SCHEMA, "bi_unit_tested_join") == []
 
 
 def test_structs_of_32_fields_keep_their_rows_through_an_incremental_run(outcome, project, spark):
@@ -1004,11 +1034,12 @@ def test_injected_identifiers_changed_nothing(outcome, spark):
         assert spark.rows(f"{database}.canary") == [(1,)], database
 
 
-def test_malformed_seed_row_is_an_error_naming_the_file(outcome):
+def test_malformed_seed_row_is_an_error_naming_the_file(outcome, spark):
     result = node(outcome, "bi_malformed_seed")
     assert result["status"] == "error"
     # agate counts data rows from 0: the second data row has one field too many.
     assert re.search(r"Row 1 has 3 values, but Table only has 2 columns", result["message"] or ""), result["message"]
+    assert leftovers(spark, SCHEMA, "bi_malformed_seed") == []
 
 
 # A guard against a hang, not a measure of speed: dbt is expected to fail long before it.

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from harness.dbt import REPO_ROOT, DbtProject
-from harness.sql import sql_literal
+from harness.sql import leftovers, sql_literal
 
 SCHEMA = "test_multi_join"
 SEEDS = REPO_ROOT / "seeds" / "multi_join"
@@ -682,13 +682,15 @@ def test_hints_reach_the_plan(scratch, spark):
 
 
 @pytest.mark.parametrize("case", list(ERRORS))
-def test_compile_errors_explain_themselves(scratch, case):
+def test_compile_errors_explain_themselves(scratch, spark, case):
     result = scratch["result"]
     _, fragments = ERRORS[case]
     assert result.status(case) == "error"
     message = next(node["message"] for node_id, node in result.nodes.items() if node_id.endswith(f".{case}"))
     for fragment in fragments:
         assert fragment in message, f"{fragment!r} not in: {message}"
+    # The view was never created, nor anything else of the model.
+    assert leftovers(spark, SCHEMA, case) == []
 
 
 def test_describe_join_prints_input_and_output_schemas(built, dbt, capsys):

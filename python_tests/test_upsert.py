@@ -17,6 +17,7 @@ from urllib.parse import urlparse
 import pytest
 
 from harness.dbt import REPO_ROOT
+from harness.sql import leftovers
 
 SCHEMA = "test_upsert"
 SEED = REPO_ROOT / "seeds" / "upsert" / "upsert_customer_changes.csv"
@@ -189,7 +190,7 @@ def test_avro_table_is_a_hive_serde_table_of_avro_files(history, spark, model):
         assert path.read_bytes()[:4] == b"Obj\x01", path
 
 
-def test_argument_errors(dbt):
+def test_argument_errors(dbt, spark):
     result = dbt.invoke(
         "run",
         "--select",
@@ -210,11 +211,17 @@ def test_argument_errors(dbt):
     assert "does not write bucketed tables" in messages["upsert_error_buckets"]
     assert "enforced contract" in messages["upsert_error_contract"], messages["upsert_error_contract"]
     assert "| amount      | DOUBLE_TYPE     | DECIMAL_TYPE  | data type mismatch |" in messages["upsert_error_contract"]
+    assert 'argument `tombstones` got ["seen"]: column seen is not a column' in messages["upsert_error_tombstones"]
     # The errors found once the changes are cached drop them first, not leaving them in the session.
-    for model in ["key_missing", "marker_type", "partition_missing", "duplicate_key"]:
+    for model in ["key_missing", "marker_type", "partition_missing", "duplicate_key", "tombstones"]:
         view = f"upsert_error_{model}__joinery_changes_"
         dropped = [sql for _, sql in result.statements if f"drop view if exists {view}" in sql]
         assert len(dropped) == 1, (model, dropped)
+    # Each failed on its first build: no table, work table, version directory or journal is left.
+    models = sorted(node_id.split(".")[-1] for node_id in result.nodes if node_id.startswith("model."))
+    assert len(models) == 10, models
+    for model in models:
+        assert leftovers(spark, SCHEMA, model) == [], model
 
 
 def test_a_commit_journal_longer_than_a_table_property_is_stored_in_parts(dbt, spark):

@@ -14,16 +14,7 @@
     {% if not settings.tombstones %}
         {{ return(none) }}
     {% endif %}
-    {% set names = change_info.columns | map(attribute='name') | list %}
-    {% set versions = [] %}
-    {% for column in settings.tombstones %}
-        {% set found = joinery._find_column(names, column) %}
-        {% if found is none %}
-            {{ joinery._upsert_argument_error('tombstones', settings.tombstones, 'column ' ~ column
-                ~ " is not a column of the model's SELECT; its columns are " ~ tojson(names), changes) }}
-        {% endif %}
-        {% do versions.append(found) %}
-    {% endfor %}
+    {% set versions = joinery._upsert_tombstone_columns(change_info, settings, changes) %}
     {% set companion = joinery.upsert_tombstones_relation(target) %}
     {% set existing = adapter.get_relation(database=companion.database, schema=companion.schema,
         identifier=companion.identifier) %}

@@ -11,6 +11,7 @@
     {% set table = joinery._upsert_read_table(target, existing, settings, mode.full, properties) %}
     {% set changes = joinery._upsert_stage_changes(sql, target) %}
     {% set change_info = joinery._upsert_validate_changes(changes, settings, with_partitions=not table.full_build) %}
+    {% do joinery._upsert_tombstone_columns(change_info, settings, changes) %}
     {% set prepared = {'table': table, 'changes': changes, 'change_info': change_info, 'mode': mode,
         'skip': not table.full_build and change_info.rows == 0, 'tombstones_only': false} %}
     {% if not prepared.skip and not table.full_build %}

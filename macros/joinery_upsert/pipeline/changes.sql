@@ -41,6 +41,24 @@
 {% endmacro %}
 
 
+{% macro _upsert_tombstone_columns(change_info, settings, changes) %}
+    {#- The tombstone columns as the SELECT spells them; one it lacks fails the run. Checked by
+        rewrite.sql before a parquet run writes its version, so a first build it fails leaves no
+        directory, and by tombstones.sql. -#}
+    {% set names = change_info.columns | map(attribute='name') | list %}
+    {% set versions = [] %}
+    {% for column in settings.tombstones or [] %}
+        {% set found = joinery._find_column(names, column) %}
+        {% if found is none %}
+            {{ joinery._upsert_argument_error('tombstones', settings.tombstones, 'column ' ~ column
+                ~ " is not a column of the model's SELECT; its columns are " ~ tojson(names), changes) }}
+        {% endif %}
+        {% do versions.append(found) %}
+    {% endfor %}
+    {{ return(versions) }}
+{% endmacro %}
+
+
 {% macro _upsert_partition_values(text, changes=none) %}
     {#- Partition value lists as _partition_list_sql writes them; a NULL value fails the run: partition
         columns of a joinery_upsert model must not be NULL. -#}
