@@ -608,7 +608,7 @@ CASES: dict[str, dict] = {
         config="config(materialized='joinery_upsert', unique_key='id', file_format='hive', "
         "options={'fileFormat': 'avro'})",
         sql="'select id, map(id, v) as m from ' ~ source('bad', 'snap')",
-        error=["joinery_upsert", "Key of Map can only be a String"],
+        error=["Key of Map can only be a String"],
     ),
     "upsert_duplicate_keys_in_the_changes": dict(
         config="config(materialized='joinery_upsert', unique_key='id', file_format='parquet')",
