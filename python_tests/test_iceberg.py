@@ -12,6 +12,7 @@ import json
 
 import pytest
 
+from harness.sql import leftovers
 from python_tests.test_upsert import reference
 
 SCHEMA = "test_iceberg"
@@ -127,14 +128,16 @@ def test_docs_generate_lists_iceberg_tables_with_their_columns(dbt, history):
 
 
 @pytest.mark.parametrize(
-    ("model", "message"),
+    ("model", "catalog", "message"),
     [
-        ("iceberg_outside_catalog", "which is not an Iceberg catalog"),
-        ("delta_in_iceberg_catalog", "which holds only Iceberg tables"),
-        ("parquet_table_in_iceberg_catalog", "which holds only Iceberg tables"),
+        ("iceberg_outside_catalog", "spark_catalog", "which is not an Iceberg catalog"),
+        ("delta_in_iceberg_catalog", "iceberg", "which holds only Iceberg tables"),
+        ("parquet_table_in_iceberg_catalog", "iceberg", "which holds only Iceberg tables"),
     ],
 )
-def test_a_file_format_that_does_not_fit_the_catalog_is_a_compile_error(dbt, history, model, message):
+def test_a_file_format_that_does_not_fit_the_catalog_is_a_compile_error(dbt, spark, history, model, catalog, message):
     result = dbt.invoke("run", "--select", model, schema=SCHEMA, vars=VARS, expect_success=False)
     assert "joinery.validate_catalog_format: argument `file_format`" in result.messages, result.messages
     assert message in result.messages, result.messages
+    # A first build that failed: nothing of the model in its schema (`schema='<catalog>.examples'`).
+    assert leftovers(spark, f"{catalog}.{SCHEMA}_examples", model) == []
