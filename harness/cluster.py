@@ -91,10 +91,11 @@ def get_json(url: str, timeout: float = 5.0):
 class LocalCluster:
     """Master, Workers and Thrift server of one cluster home folder; each JVM in its own process group."""
 
-    def __init__(self, home: Path, ports: Ports, java_options: str = ""):
+    def __init__(self, home: Path, ports: Ports, java_options: str = "", extra_conf: dict[str, str] | None = None):
         self.home = Path(home).resolve()
         self.ports = ports
         self.java_options = java_options
+        self.extra_conf = extra_conf or {}
         self.pids: dict[str, int] = {}
         self.thrift = ThriftServer(
             self.home / "thrift",
@@ -130,6 +131,7 @@ class LocalCluster:
             "spark.ui.port": str(self.ports.app_ui),
             "spark.port.maxRetries": "0",
             "spark.ui.showConsoleProgress": "false",
+            **self.extra_conf,
         }
 
     def daemon_env(self) -> dict[str, str]:
@@ -287,20 +289,58 @@ class LocalCluster:
         """The executor JVMs a Worker launched: its child processes."""
         return children(self.pids[worker])
 
-    def kill_worker(self, number: int, signal_number: int = 9) -> list[int]:
-        """Kill a Worker and its executors with `signal_number` (SIGKILL by default); the pids the
-        signal reached (a process already gone is left out, so a kill that landed nowhere shows)."""
+    def executor_ids(self, worker: str) -> list[str]:
+        """The application's ids of the executors a Worker runs, from their command lines
+        (`--executor-id <id>`): no request to the Worker's UI, whose port must stay free to start it
+        again (a closed connection holds it for a while)."""
+        ids = []
+        for pid in self.executor_pids(worker):
+            try:
+                args = (Path("/proc") / str(pid) / "cmdline").read_bytes().decode(errors="replace").split("\0")
+            except OSError:
+                continue
+            ids += [args[i + 1] for i, arg in enumerate(args[:-1]) if arg == "--executor-id"]
+        return ids
+
+    def kill_worker(
+        self, number: int, signal_number: int = 9, timeout: float = 30.0, executors_first: bool = False
+    ) -> list[int]:
+        """Kill a Worker and its executors with `signal_number` (SIGKILL by default) and wait until
+        each of those processes has exited; the pids killed. ClusterError when the Worker was not
+        running, had no executor, or a process outlived `timeout`.
+
+        The application learns of the loss from whichever goes first. The Worker: the Master reports
+        its executors lost with it ("worker lost"), which Spark does not count as a failure of the
+        tasks they ran. With `executors_first`, the executors: killed first, and the Worker once the
+        application has marked them dead, so their running tasks fail (the executor's own exit)."""
         name = f"worker_{number}"
+        worker, executors = self.pids[name], self.executor_pids(name)
+        if not process_running(worker) or not executors:
+            raise ClusterError(f"{name} (pid {worker}) is not running with an executor: {executors}")
         killed = []
-        for pid in [self.pids[name], *self.executor_pids(name)]:
+        if executors_first:
+            dead = sum(not executor["isActive"] for executor in self.all_executors())
+            killed += self._kill_and_wait(name, executors, signal_number, timeout)
+            self.wait(
+                lambda: sum(not executor["isActive"] for executor in self.all_executors()) > dead,
+                time.monotonic() + timeout, f"the application to mark {name}'s executors dead", "thrift",
+            )  # fmt: skip
+        # The Worker and the executors it runs now (it may have launched one since).
+        return killed + self._kill_and_wait(name, [worker, *self.executor_pids(name)], signal_number, timeout)
+
+    def _kill_and_wait(self, name: str, pids: list[int], signal_number: int, timeout: float) -> list[int]:
+        for pid in pids:
             try:
                 os.kill(pid, signal_number)
             except ProcessLookupError:
                 continue
-            killed.append(pid)
-        for pid in killed:
-            reap(pid)
-        return killed
+        deadline = time.monotonic() + timeout
+        while (alive := [pid for pid in pids if process_running(pid)]) and time.monotonic() < deadline:
+            reap(self.pids[name])
+            time.sleep(0.05)
+        if alive:
+            raise ClusterError(f"{name}: processes {alive} still running {timeout:.0f}s after signal {signal_number}")
+        return pids
 
     def restart_worker(self, number: int, timeout: float = 120.0) -> None:
         """Start a killed Worker again and wait until the application has an executor on it again."""
@@ -361,6 +401,16 @@ def children(pid: int) -> list[int]:
         if int(fields[1]) == pid:
             found.append(int(entry.name))
     return found
+
+
+def process_running(pid: int) -> bool:
+    """Whether `pid` still runs: a process that has exited but is not reaped yet (a zombie, state Z
+    in /proc) does not, though kill(pid, 0) still reaches it."""
+    try:
+        fields = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[0] not in ("Z", "X")
 
 
 def executor_tasks(executors: list[dict]) -> int:

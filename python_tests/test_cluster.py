@@ -9,9 +9,13 @@ compared with the same plain-Python references as the local tests. The executors
 the work ran on them, not on the driver.
 
 Fault: during incremental joinery_upsert runs (parquet and delta), one Worker and its executor are
-SIGKILLed at seeded random moments; each run finishes (Spark reruns the lost tasks on the other
-executor) or fails with a clear error, the table holds the old or the new version, the next run
-converges, and the Worker is restarted between trials. Figures: docs/guarantees.md.
+SIGKILLed, and the trial counts only once those processes have exited. Each run finishes on the
+remaining executor or fails with a clear error, the table holds the old or the new version, the
+next run converges, and the Worker is restarted between trials. The trials include both outcomes,
+each made deterministic: `idle` trials kill at seeded statements while the executor runs no task of
+the run, Worker first (the run finishes on the other executor); `busy` trials kill while it has
+been running a task of the run (made slow, see FAULT_VALUE), executor first, in an application that
+allows one attempt per task (CLUSTER_CONF): the run fails and is re-run. Figures: docs/guarantees.md.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from harness.cluster import ClusterError, LocalCluster, Ports, dbt_environment, executor_tasks
+from harness.cluster import LOOPBACK, ClusterError, LocalCluster, Ports, dbt_environment, executor_tasks, get_json
 from harness.dbt import REPO_ROOT, DbtProject
 from harness.java import QUICK_JIT, THROWAWAY_METASTORE
 from harness.sql import SparkSql, read_rows, sql_literal, unique_mapping
@@ -45,7 +49,9 @@ SCHEMA = "cluster_test"
 LANDING = "cluster_landing"
 EXAMPLES = REPO_ROOT / "models" / "examples"
 SEED = 20261126
-TRIALS = 5
+# What the kill of each trial waits for on the killed Worker's executor, once its statement was sent.
+ROLES = ["idle", "busy", "idle", "busy", "idle"]
+TRIALS = len(ROLES)
 LATER = "2024-02-01 00:00:00"
 # FK changelog batches landed before each run: several batches per run, all six over two runs.
 FK_BATCHES = [[1, 2, 3], [4, 5, 6]]
@@ -89,6 +95,24 @@ FAULT_STATEMENT = "On model.joinery.fault_"
 FAULT_MODEL = test_crash_safety.MODEL_SQL.replace("JOINERY_CRASH_THROUGH", "JOINERY_FAULT_THROUGH").replace(
     "ref('crash_changes')", "source('landing', 'fault_changes')"
 )
+# The fault models' value: with JOINERY_FAULT_SLOW_MS set, each row's computation sleeps that long
+# (the value is unchanged), so that a task of the run is running when a `busy` trial kills; unset,
+# the plain column (a call of Java is not deterministic, which changes how Delta's MERGE reads it).
+FAULT_VALUE = (
+    "{% if env_var('JOINERY_FAULT_SLOW_MS', '0') != '0' %}"
+    "value + 0 * length(java_method('java.lang.Thread', 'sleep',"
+    " cast({{ env_var('JOINERY_FAULT_SLOW_MS') }} as bigint)))"
+    "{% else %}value{% endif %}"
+)
+SLOW_MS = "300"
+# The application status the REST API reports is up to 0.1 s old (spark.ui.liveUpdate.period).
+STEADY = 0.15
+# Spark reruns a task lost with its executor: always when the Worker went first (the Master reports
+# "worker lost", not counted against the task), else up to spark.task.maxFailures attempts (4 by
+# default), so no killed run would fail. One attempt here: a busy trial's task, lost with its
+# executor killed first, fails the run, the outcome a run meets once its retries are spent. The
+# scenario above fails no task, so it is unaffected.
+CLUSTER_CONF = {"spark.task.maxFailures": "1"}
 
 
 def derived_sql(path, file_format: str) -> str:
@@ -128,7 +152,7 @@ def make_project(root) -> None:
             (models / f"{name}_{file_format}.sql").write_text(derived_sql(path, file_format))
         (models / f"multi_join_{file_format}.sql").write_text(multi_join_sql(file_format))
         config = test_crash_safety.MODELS["crash_plain"].replace("parquet", file_format)
-        (models / f"fault_{file_format}.sql").write_text(FAULT_MODEL.format(config=config, value="value"))
+        (models / f"fault_{file_format}.sql").write_text(FAULT_MODEL.format(config=config, value=FAULT_VALUE))
     (root / "dbt_project.yml").write_text(
         "name: joinery\nversion: '1.0'\nconfig-version: 2\nprofile: joinery\n"
         "model-paths: ['models']\nmacro-paths: ['macros']\n"
@@ -142,7 +166,9 @@ def _interrupt_on_sigterm(signum, frame):  # noqa: ARG001
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     previous = signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
-    local = LocalCluster(tmp_path_factory.mktemp("cluster"), Ports.free(), f"{QUICK_JIT} {THROWAWAY_METASTORE}")
+    local = LocalCluster(
+        tmp_path_factory.mktemp("cluster"), Ports.free(), f"{QUICK_JIT} {THROWAWAY_METASTORE}", CLUSTER_CONF
+    )
     try:
         local.start()
         yield local
@@ -415,8 +441,6 @@ def test_the_work_ran_on_the_executors(scenario, cluster):
         by_host[executor["id"]] += executor["totalTasks"]
     assert sum(count > 0 for count in by_host.values()) >= 2, by_host
     app = cluster.application_id()
-    from harness.cluster import LOOPBACK, get_json
-
     found = get_json(f"http://{LOOPBACK}:{cluster.ports.app_ui}/api/v1/applications/{app}/allexecutors")
     driver = next(executor for executor in found if executor["id"] == "driver")
     assert driver["totalTasks"] == 0, driver
@@ -444,26 +468,63 @@ def wait_for_statement(log_path, process, number: int, timeout: float = 600.0) -
         time.sleep(0.05)
 
 
+def worker_executor(cluster, number: int) -> dict | None:
+    """The application's live executor on Worker `number`, with its activeTasks and totalTasks."""
+    ids = cluster.executor_ids(f"worker_{number}")
+    return next((executor for executor in cluster.executors() if executor["id"] in ids), None)
+
+
+def wait_for_executor(cluster, process, role: str, timeout: float = 600.0) -> None:
+    """Wait until Worker 1's executor has been running tasks of the run (`busy`: a slow one, not a
+    short one that may end before the kill) or none (`idle`) for STEADY seconds, or the run ended."""
+    deadline, since = time.monotonic() + timeout, None
+    while time.monotonic() < deadline and process.poll() is None:
+        executor = worker_executor(cluster, 1)
+        wanted = executor is not None and (executor["activeTasks"] > 0) == (role == "busy")
+        since = (since or time.monotonic()) if wanted else None
+        if since is not None and time.monotonic() - since >= STEADY:
+            return
+        time.sleep(0.02)
+
+
+def statement_sent(log: str) -> tuple[int, str]:
+    """How many statements of the fault models dbt's log shows sent, and the first words of the last:
+    dbt logs each as `On model...: /* query comment */ <statement>` (and ROLLBACK and Close so too)."""
+    pattern = rf"{FAULT_STATEMENT}\w+: /\*.*?\*/(.*?)(?:\x1b|$)"
+    sent = re.findall(pattern, log, flags=re.S)
+    return log.count(FAULT_STATEMENT), " ".join(sent[-1].split()[:3]).lower() if sent else ""
+
+
 @pytest.fixture(scope="module")
 def fault_trials(scenario, cluster, dbt, spark, tmp_path_factory, request):
     rng, changes = scenario["rng"], scenario["changes"]
     fault_models = [f"fault_{file_format}" for file_format in FORMATS]
-    # The kills spread over the statements an incremental run of the fault models sends: one kill in
-    # each of TRIALS equal slices of them, the slices in random order.
+    # Idle kills spread over the statements an incremental run of the fault models sends: one in
+    # each of their equal slices of them, the slices in random order. A busy kill waits for the
+    # run's first slow task from its start.
     statements = [sql for node, sql in scenario["runs"][-1]["result"].statements if FAULT_STATEMENT[3:] in node]
     through = BATCHES
     trials = []
-    slices = rng.sample(range(TRIALS), TRIALS)
-    for trial in range(TRIALS):
+    slices = {"idle": rng.sample(range(ROLES.count("idle")), ROLES.count("idle"))}
+    for trial, role in enumerate(ROLES):
         through += 1
         work_dir = tmp_path_factory.mktemp(f"fault_{trial}")
-        process = dbt.start(
-            "run", "--select", *fault_models, work_dir=work_dir, env={"JOINERY_FAULT_THROUGH": str(through)}
-        )
-        number = 1 + int(len(statements) * (slices[trial] + rng.random()) / TRIALS)
-        wait_for_statement(work_dir / "logs" / "dbt.log", process, number)
-        killed = cluster.kill_worker(1) if process.poll() is None else []
+        slow = SLOW_MS if role == "busy" else "0"
+        env = {"JOINERY_FAULT_THROUGH": str(through), "JOINERY_FAULT_SLOW_MS": slow}
+        process = dbt.start("run", "--select", *fault_models, work_dir=work_dir, env=env)
+        number = 1
+        if role == "idle":
+            number += int(len(statements) * (slices[role].pop() + rng.random()) / ROLES.count(role))
+        log_path = work_dir / "logs" / "dbt.log"
+        wait_for_statement(log_path, process, number)
+        wait_for_executor(cluster, process, role)
+        other = worker_executor(cluster, 2)
+        killed = cluster.kill_worker(1, executors_first=role == "busy") if process.poll() is None else []
+        # The statement the kill landed in: the last one dbt had sent.
+        number, last = statement_sent(log_path.read_text(errors="replace"))
         code = process.wait(timeout=900)
+        # The tasks the remaining executor ran from the kill to the run's end.
+        tasks_after = worker_executor(cluster, 2)["totalTasks"] - other["totalTasks"]
         output = (work_dir / "output.log").read_text(errors="replace")
         after_kill = {file_format: fault_rows(spark, file_format) for file_format in FORMATS}
         cluster.restart_worker(1)
@@ -475,10 +536,13 @@ def fault_trials(scenario, cluster, dbt, spark, tmp_path_factory, request):
         trials.append(
             {
                 "trial": trial + 1,
+                "role": role,
                 "through": through,
                 "statement": number,
+                "statement_kind": last,
                 "killed": killed,
                 "exit": code,
+                "tasks_after_kill": tasks_after,
                 "output": output,
                 "after_kill": after_kill,
                 "rerun": rerun,
@@ -498,15 +562,17 @@ def trial_figures(trials, statements, changes):
     for t in trials:
         old, new = reference_rows(changes, t["through"] - 1), reference_rows(changes, t["through"])
         held = {f: "new" if rows == new else "old" if rows == old else "neither" for f, rows in t["after_kill"].items()}
-        statement = statements[min(t["statement"], len(statements)) - 1]
         figures.append(
             {
                 "trial": t["trial"],
+                "role": t["role"],
                 "statement": f"{t['statement']} of {len(statements)}",
-                "kind": " ".join(re.sub(r"/\*.*?\*/|--[^\n]*", " ", statement, flags=re.S).split()[:3]).lower(),
+                "kind": t["statement_kind"],
                 "processes_killed": len(t["killed"]),
                 "exit": t["exit"],
+                "tasks_after_kill": t["tasks_after_kill"],
                 "after_kill": held,
+                "rerun": None if t["rerun"] is None else t["rerun"].success,
                 "converged": all(rows == new for rows in t["converged"].values()),
             }
         )
@@ -515,8 +581,20 @@ def trial_figures(trials, statements, changes):
 
 def test_a_worker_was_killed_in_every_trial(fault_trials):
     for trial in fault_trials["trials"]:
-        # The Worker and at least one executor JVM it had launched.
+        # The Worker and at least one executor JVM it had launched, each seen exited (kill_worker).
         assert len(trial["killed"]) >= 2, trial["trial"]
+
+
+def test_the_trials_include_both_outcomes(fault_trials):
+    trials = fault_trials["trials"]
+    # A run that finished after the kill, its later tasks run by the remaining executor.
+    assert any(t["exit"] == 0 and t["tasks_after_kill"] > 0 for t in trials), [
+        (t["trial"], t["exit"], t["tasks_after_kill"]) for t in trials
+    ]
+    # A run that the kill failed, re-run successfully.
+    assert any(t["exit"] != 0 and t["rerun"] is not None and t["rerun"].success for t in trials), [
+        (t["trial"], t["exit"]) for t in trials
+    ]
 
 
 @pytest.mark.parametrize("file_format", FORMATS)
@@ -531,10 +609,9 @@ def test_a_killed_worker_leaves_the_old_or_the_new_version(fault_trials, file_fo
 
 
 def test_a_failed_run_says_why(fault_trials):
-    for trial in fault_trials["trials"]:
-        if trial["exit"] != 0:
-            # dbt names the failed model and Spark's reason, not a hang or a bare traceback.
-            assert re.search(r"(Database Error|Runtime Error) in model fault_", trial["output"]), trial["output"][
-                -3000:
-            ]
-            assert trial["rerun"].success, trial["rerun"].messages
+    failed = [trial for trial in fault_trials["trials"] if trial["exit"] != 0]
+    assert failed, "no trial's run failed"
+    for trial in failed:
+        # dbt names the failed model and Spark's reason, not a hang or a bare traceback.
+        assert re.search(r"(Database Error|Runtime Error) in model fault_", trial["output"]), trial["output"][-3000:]
+        assert trial["rerun"].success, trial["rerun"].messages

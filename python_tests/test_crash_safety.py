@@ -1,19 +1,25 @@
-"""joinery_upsert survives being killed: SIGKILL of dbt and its Spark JVM at seeded random moments of
-incremental runs never loses or doubles a row, a reader between the kill and the next run sees one
-whole version (the old one, the new one, or one a killed run had committed to its journal), never an
-older one than before, and the next run converges. A run that fails on bad data changes nothing.
+"""joinery_upsert survives being killed: SIGKILL of dbt and its Spark JVM during incremental runs and
+full builds never loses or doubles a row, a reader between the kill and the next run sees one whole
+version (the old one, the new one, or one a killed run had committed to its journal), never an older
+one than before, and the next run converges. A run that fails on bad data changes nothing.
 
 Each trial is one `dbt run` on the embedded `local` target (its own Spark dir in a temp folder) over
 five joinery_upsert tables (parquet, parquet partitioned, Hive Avro, delta partitioned, iceberg
 partitioned in the `iceberg` catalog) and two `compact` models (parquet, delta) whose batches bring
-versions older than earlier deletes, so their tombstones are written before each commit, killed at
-a random moment
-between its first model starting and the measured end of a normal run: one moment in each of
-TRIALS equal slices of that window, the slices in random order, so that the kills spread over the
-whole run however few they are. The next trial's run is also the re-run of the previous one; an
-`on-run-start` hook logs what each table holds before any model runs (the state a reader sees
-between kill and re-run). Expected rows come from a plain-Python reference over the generated
-batches.
+versions older than earlier deletes, so their tombstones are written before each commit. Trials are
+killed at random moments (one in each of TRIALS equal slices of the window a finished run of the
+same kind took, the slices in random order, so that the kills spread over the whole run however few
+they are), and at moments the test watches for (a version written and checked but not committed; a
+Delta data file written before its commit), so that each phase is provably hit.
+
+Where each kill landed is recorded per table from what the kill left, before the next run touches
+it: the version directories on disk and the journal and version in the table's properties (parquet,
+Avro), the data files and log entries (delta, iceberg). The test asserts that, on parquet and on
+delta, kills landed before the write, after the write but before the commit, and after the commit,
+and that incremental runs and full builds were both killed. The next trial's run is also the re-run
+of the previous one; an `on-run-start` hook logs what each table holds and its properties before any
+model runs (the state a reader sees between kill and re-run). Expected rows come from a plain-Python
+reference over the generated batches.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import csv
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -29,6 +36,7 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -37,10 +45,10 @@ from harness.dbt import PROFILES_DIR, REPO_ROOT
 from harness.java import short_lived_java_options
 
 SEED = 20240613
-# Six kills, one in each sixth of the window: no two more than a third of the window apart. Ten
-# uniform draws (before; the suite's longest module) left a widest gap of 0.27 of it on average, for
-# 10/6 of the time. JOINERY_CRASH_TRIALS=30 sweeps finer.
-TRIALS = int(os.environ.get("JOINERY_CRASH_TRIALS", "6"))
+# Random-moment trials, one in each slice of the window: every third of them a full build
+# (--full-refresh), the others incremental runs. The watched trials (TARGETS) come on top.
+# JOINERY_CRASH_TRIALS=30 sweeps finer.
+TRIALS = int(os.environ.get("JOINERY_CRASH_TRIALS", "4"))
 KEYS = 24
 THREADS = "6"
 MODELS = {
@@ -87,6 +95,21 @@ select part, id, value, batch, ts, deleted, timestamp_seconds(batch * 86400) as 
 from {{{{ ref('crash_compact_changes') }}}}
 where {where}
 """
+# How each table commits, which decides what shows where a kill landed: a journal in the table's
+# properties over version directories (directory_commit/journal.sql), or the format's own log.
+JOURNAL_MODELS = ["crash_plain", "crash_partitioned", "crash_avro", "crash_compact"]
+LOG_MODELS = {"crash_delta": "delta", "crash_compact_delta": "delta", "crash_iceberg": "iceberg"}
+FORMAT_OF = {**dict.fromkeys(JOURNAL_MODELS, "parquet"), **LOG_MODELS}
+# Where a kill landed for one table, from what the kill left on disk and in the metastore:
+# nothing of the run's new version is readable yet, so the table and its files are as before.
+BEFORE_WRITE = "before the write"
+# the run's new version has data files (a version directory; Delta or Iceberg data files) that the
+# table does not read yet: the next run deletes them or, from a committing journal, commits them.
+AFTER_WRITE = "after the write, before the commit"
+# the table's commit record names the run's version (`joinery.version`; a new Delta log entry or
+# Iceberg metadata file): readers see the new version.
+AFTER_COMMIT = "after the commit"
+PHASES = [BEFORE_WRITE, AFTER_WRITE, AFTER_COMMIT]
 # Where each model's table is: file_format='iceberg' lands in the Iceberg catalog (docs/iceberg.md).
 TABLES = {
     model: ("iceberg." if "'iceberg'" in config else "") + f"crash.{model}"
@@ -127,6 +150,8 @@ where batch_rank = 1
 # vars make dbt parse the whole project again (about 3 s a trial), a changed env var only the files
 # that read it.
 OBSERVED = "JOINERY_OBSERVED "
+# The journal tables' `joinery.version` and `joinery.pending*` properties, logged by the same hook.
+PROPERTIES = "JOINERY_PROPERTIES "
 OBSERVE_HOOK = (
     """
     {%- if execute and env_var('JOINERY_CRASH_RUN_NO') | int > 0 %}
@@ -144,6 +169,20 @@ OBSERVE_HOOK = (
     {%- do log('"""
     + OBSERVED
     + """' ~ run_query(read_tables).columns[0].values()[0], info=true) %}
+    {%- set properties = {} %}
+    {%- for model in """
+    + json.dumps(JOURNAL_MODELS)
+    + """ %}
+    {%- set found = {} %}
+    {%- for row in run_query('show tblproperties crash.' ~ model).rows
+        if row[0] == 'joinery.version' or row[0].startswith('joinery.pending') %}
+    {%- do found.update({row[0]: row[1]}) %}
+    {%- endfor %}
+    {%- do properties.update({model: found}) %}
+    {%- endfor %}
+    {%- do log('"""
+    + PROPERTIES
+    + """' ~ tojson(properties), info=true) %}
     {%- endif %}
     select 1
     """
@@ -156,6 +195,73 @@ def observed_rows(run_no: int, output: str) -> list[tuple]:
     assert line, f"run {run_no} logged no {OBSERVED.strip()} line:\n{output[-3000:]}"
     rows = json.loads(line.split(OBSERVED, 1)[1])
     return [(run_no, row["model"], row["part"], row["id"], row["value"], row["batch"]) for row in rows]
+
+
+def logged_properties(run_no: int, output: str) -> dict[str, dict[str, str]]:
+    """The journal tables' properties the run's on-run-start hook logged: {model: {key: value}}."""
+    line = next((line for line in output.splitlines() if PROPERTIES in line), None)
+    assert line, f"run {run_no} logged no {PROPERTIES.strip()} line:\n{output[-3000:]}"
+    return json.loads(line.split(PROPERTIES, 1)[1])
+
+
+def journal_state(properties: dict[str, str]) -> str:
+    """The state of a stored journal (`writing`, `committing`) or `none`: `joinery.pending`, then
+    `joinery.pending.1`, ... up to the first empty part, as journal.sql stores it."""
+    text, index = properties.get("joinery.pending", ""), 1
+    while text and properties.get(f"joinery.pending.{index}"):
+        text += properties[f"joinery.pending.{index}"]
+        index += 1
+    return json.loads(text)["state"] if text else "none"
+
+
+def readable_files(folder: Path) -> set[str]:
+    """Data files under `folder` as a reader lists them: Hadoop skips names starting with `_` or `.`
+    (a write's `_temporary` and staging folders, Delta's log, checksums)."""
+    found = set()
+    for path in folder.rglob("*") if folder.exists() else []:
+        relative = path.relative_to(folder)
+        if path.is_file() and not any(part.startswith(("_", ".")) for part in relative.parts):
+            found.add(str(relative))
+    return found
+
+
+def storage_state(spark_dir: Path) -> dict[str, dict]:
+    """What each table's storage holds: journal tables, their version directories (whether each has
+    data files); log tables, their data files and their commits (Delta's `_delta_log/<n>.json`,
+    Iceberg's `metadata/v<n>.metadata.json`)."""
+    warehouse = spark_dir / "warehouse" / "crash.db"
+    state = {}
+    for model in JOURNAL_MODELS:
+        root = warehouse / f"{model}__joinery"
+        versions = sorted(root.glob("v_*")) if root.exists() else []
+        state[model] = {"versions": {path.name: bool(readable_files(path)) for path in versions}}
+    for model, file_format in LOG_MODELS.items():
+        if file_format == "delta":
+            folder, log, pattern = warehouse / model, warehouse / model / "_delta_log", r"^\d{20}\.json$"
+            data = readable_files(folder)
+        else:
+            folder = spark_dir / "iceberg" / "crash" / model
+            log, pattern, data = folder / "metadata", r"^v\d+\.metadata\.json$", readable_files(folder / "data")
+        commits = {path.name for path in log.iterdir() if re.match(pattern, path.name)} if log.exists() else set()
+        state[model] = {"data": data, "commits": commits}
+    return state
+
+
+def kill_phase(model: str, before: dict, after: dict, properties: dict | None) -> str | None:
+    """Where a kill landed on `model`'s table (PHASES), from its storage before the run and right
+    after the kill, and (journal tables) its properties after the kill; None while those are not
+    known yet (the next run's hook logs them)."""
+    if model in LOG_MODELS:
+        if after[model]["commits"] - before[model]["commits"]:
+            return AFTER_COMMIT
+        return AFTER_WRITE if after[model]["data"] - before[model]["data"] else BEFORE_WRITE
+    versions = after[model]["versions"].items()
+    new = {name: has_data for name, has_data in versions if name not in before[model]["versions"]}
+    if not any(new.values()):
+        return BEFORE_WRITE
+    if properties is None:
+        return None
+    return AFTER_COMMIT if f"v_{properties[model].get('joinery.version')}" in new else AFTER_WRITE
 
 
 CHECK_SCRIPT = """
@@ -356,8 +462,11 @@ class Dbt:
             start_new_session=True,
         )
 
-    def run(self, *args: str, variables: dict, kill_after: float | None = None) -> tuple[int, str, float]:
-        """Run dbt; with kill_after, SIGKILL its process group that many seconds after the first model starts.
+    def run(
+        self, *args: str, variables: dict, kill_after: float | None = None, kill_when: Callable[[], bool] | None = None
+    ) -> tuple[int, str, float]:
+        """Run dbt; with kill_after, SIGKILL its process group that many seconds after the first model
+        starts; with kill_when, as soon as it returns true (polled every few milliseconds).
 
         Returns the exit code, the output, and the seconds from the first model's start to the end.
         """
@@ -381,46 +490,180 @@ class Dbt:
             time.sleep(kill_after)
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGKILL)
+        while kill_when is not None and process.poll() is None:
+            if kill_when():
+                os.killpg(process.pid, signal.SIGKILL)
+                break
+            time.sleep(0.005)
         code = process.wait(timeout=600)
+        # What a kill left is read as soon as the whole group (the Spark JVM too) has exited.
+        deadline = time.monotonic() + 30
+        while code == -signal.SIGKILL and group_alive(process.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
         reader.join(timeout=10)
         ended = time.monotonic()
         return code, "".join(lines), ended - started[0] if started else 0.0
 
 
+def group_alive(group: int) -> bool:
+    """Whether a process of the process group still runs (a zombie does not)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == group and fields[0] not in ("Z", "X"):
+            return True
+    return False
+
+
+class LogWatch:
+    """What dbt's log file (every statement, as dbt sends it) gained since the watch began."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.offset = path.stat().st_size if path.exists() else 0
+        self.text = ""
+
+    def says(self, *texts: str) -> bool:
+        if self.path.exists():
+            with self.path.open("rb") as handle:
+                # dbt rotates its log file at 10 MB: then the new file is read from its start.
+                self.offset = 0 if handle.seek(0, os.SEEK_END) < self.offset else self.offset
+                handle.seek(self.offset)
+                chunk = handle.read()
+            self.offset += len(chunk)
+            self.text += chunk.decode(errors="replace")
+        return all(text in self.text for text in texts)
+
+
+def new_data_file(spark_dir: Path, before: dict, models: list[str]) -> Callable[[], bool]:
+    """True once one of the Delta `models` has a data file its log does not commit yet."""
+    warehouse = spark_dir / "warehouse" / "crash.db"
+    return lambda: any(readable_files(warehouse / model) - before[model]["data"] for model in models)
+
+
+# Kills at watched moments: (format, phase it provably lands in, build kind, what to watch for). The
+# watch is of what the run does, the phase recorded is what the kill left (kill_phase).
+TARGETS = [
+    # crash_plain's version is written and checked (its stage table dropped), its journal not yet
+    # applied: several metastore statements still to go.
+    ("parquet", AFTER_WRITE, "incremental", "stage"),
+    # A full build's `create or replace` on delta: data files written, its log entry not yet.
+    ("delta", AFTER_WRITE, "full", "delta_files"),
+    # Both tables' first statements: nothing written yet.
+    ("parquet", BEFORE_WRITE, "incremental", "start"),
+    ("delta", BEFORE_WRITE, "incremental", "start"),
+    # dbt logged both commits.
+    ("parquet", AFTER_COMMIT, "incremental", "committed"),
+    ("delta", AFTER_COMMIT, "incremental", "committed"),
+]
+# The watched trials always run; the others only when the random moments missed their phase.
+ALWAYS = 2
+FILLS = 3
+
+
+def watch(how: str, log: LogWatch, spark_dir: Path, before: dict) -> Callable[[], bool]:
+    if how == "stage":
+        return lambda: log.says("drop table crash.crash_plain__joinery_stage")
+    if how == "delta_files":
+        return new_data_file(spark_dir, before, ["crash_delta", "crash_compact_delta"])
+    if how == "start":
+        return lambda: log.says(
+            "START sql joinery_upsert model crash.crash_plain ", "START sql joinery_upsert model crash.crash_delta "
+        )
+    return lambda: log.says(
+        "joinery_upsert crash.crash_plain: ", "OK created sql joinery_upsert model crash.crash_delta"
+    )
+
+
+class Trials:
+    """The runs of one history: run r applies batches up to r + 1. Each run's on-run-start hook shows
+    what the run before it left (rows, journal properties), and so where that run's kill landed."""
+
+    def __init__(self, dbt: Dbt, home: Path):
+        self.dbt, self.spark_dir = dbt, home / "spark"
+        self.log_path = home / "logs" / "dbt.log"
+        self.runs: list[dict] = []
+        self.observed: list[tuple] = []
+
+    def run(self, kind: str, *, random_delay: float | None = None, target: tuple | None = None, bad_data=False):
+        run_no = len(self.runs)
+        args = ["build"] if run_no == 0 else ["run"]
+        if run_no > 0 and not bad_data:
+            args += ["--select", *MODELS, *COMPACT_MODELS, *COMPACT_SOURCES]
+        if kind == "full" and run_no > 0:
+            args.append("--full-refresh")
+        before = storage_state(self.spark_dir)
+        kill_when = watch(target[3], LogWatch(self.log_path), self.spark_dir, before) if target else None
+        variables = {"through": run_no + 1, "run_no": run_no, "bad_data": bad_data}
+        code, output, seconds = self.dbt.run(
+            *args, "--threads", THREADS, variables=variables, kill_after=random_delay, kill_when=kill_when
+        )
+        after = storage_state(self.spark_dir)
+        if run_no > 0:
+            self.observed += observed_rows(run_no, output)
+            self.runs[-1]["properties"] = logged_properties(run_no, output)
+        moment = (
+            f"random {random_delay:.1f}s" if random_delay is not None else (f"watched: {target[3]}" if target else None)
+        )
+        record = {"run": run_no, "kind": kind, "moment": moment, "target": target, "exit": code, "output": output}
+        record.update({"seconds": seconds, "before": before, "after": after, "properties": None})
+        self.runs.append(record)
+        return record
+
+    def phases(self, record: dict) -> dict[str, str | None]:
+        return {
+            model: kill_phase(model, record["before"], record["after"], record["properties"]) for model in FORMAT_OF
+        }
+
+    def killed(self) -> list[dict]:
+        return [record for record in self.runs if record["moment"] is not None]
+
+    def hit(self) -> set[tuple[str, str]]:
+        """(format, phase) of every killed run so far whose phase is known."""
+        found = set()
+        for record in self.killed():
+            if record["exit"] == -signal.SIGKILL:
+                found |= {(FORMAT_OF[model], phase) for model, phase in self.phases(record).items() if phase}
+        return found
+
+
 @pytest.fixture(scope="module")
-def crash_history(tmp_path_factory):
+def crash_history(tmp_path_factory, request):
     rng = random.Random(SEED)
-    changes = batches(rng, TRIALS + 1)
-    compact_changes = compact_batches(random.Random(SEED + 1), TRIALS + 1)
+    # One batch per run, the most a history can take (every fill trial run).
+    most_runs = 2 + TRIALS + len(TARGETS) + FILLS + 1
+    changes = batches(rng, most_runs + 1)
+    compact_changes = compact_batches(random.Random(SEED + 1), most_runs + 1)
     home = tmp_path_factory.mktemp("crash")
     project = home / "project"
     make_project(project, changes, compact_changes)
-    dbt = Dbt(project, home)
+    trials = Trials(Dbt(project, home), home)
 
-    # The first build (models side by side, as in the trials) measures the kill window.
-    code, output, model_phase = dbt.run("build", "--threads", THREADS, variables={"through": 1, "run_no": 0})
-    assert code == 0, output
-    kills, observed = [], []
-    slices = rng.sample(range(TRIALS), TRIALS)
-    for trial in range(1, TRIALS + 1):
-        delay = model_phase * (slices[trial - 1] + rng.random()) / TRIALS
-        code, output, _ = dbt.run(
-            "run",
-            "--select",
-            *MODELS,
-            *COMPACT_MODELS,
-            *COMPACT_SOURCES,
-            "--threads",
-            THREADS,
-            variables={"through": trial + 1, "run_no": trial},
-            kill_after=delay,
-        )
-        kills.append({"trial": trial, "delay": round(delay, 2), "exit": code})
-        observed += observed_rows(trial, output)
-    final = dbt.run(
-        "run", "--threads", THREADS, variables={"through": TRIALS + 1, "run_no": TRIALS + 1, "bad_data": True}
-    )
-    observed += observed_rows(TRIALS + 1, final[1])
+    # The kill windows: a full build (the first, models side by side as in the trials) and an
+    # incremental run, measured; a later run of either kind that finishes measures it again.
+    windows = {}
+    for kind in ("full", "incremental"):
+        record = trials.run(kind)
+        assert record["exit"] == 0, record["output"]
+        windows[kind] = record["seconds"]
+    kinds = ["full" if trial % 3 == 2 else "incremental" for trial in range(TRIALS)]
+    slices = {kind: rng.sample(range(kinds.count(kind)), kinds.count(kind)) for kind in sorted(set(kinds))}
+    for kind in kinds:
+        count = kinds.count(kind)
+        record = trials.run(kind, random_delay=windows[kind] * (slices[kind].pop() + rng.random()) / count)
+        if record["exit"] == 0:
+            windows[kind] = record["seconds"]
+    for target in TARGETS[:ALWAYS]:
+        trials.run(target[2], target=target)
+    # A watched trial for each phase the kills so far missed (known up to the last run's journals).
+    for _ in range(FILLS):
+        missing = [target for target in TARGETS if target[:2] not in trials.hit()]
+        if not missing:
+            break
+        trials.run(missing[0][2], target=missing[0])
+    final = trials.run("incremental", bad_data=True)
     check = subprocess.run(
         [
             sys.executable,
@@ -430,7 +673,7 @@ def crash_history(tmp_path_factory):
             "crash.crash_bad_data",
             *(f"crash.{model}__joinery_tombstones" for model in COMPACT_MODELS),
         ],
-        env=dbt.env,
+        env=trials.dbt.env,
         capture_output=True,
         text=True,
         timeout=300,
@@ -438,30 +681,84 @@ def crash_history(tmp_path_factory):
     line = next((x for x in check.stdout.splitlines() if x.startswith("JOINERY_CHECK ")), None)
     assert line, check.stdout + check.stderr
     tables = json.loads(line.split(" ", 1)[1])
+    figures = kill_figures(trials)
+    print("crash kill phases: " + json.dumps(figures))
+    # The figures of docs/guarantees.md: `pytest --cache-show 'joinery/*'` prints them after a run.
+    request.config.cache.set("joinery/crash_kill_phases", figures)
     return {
         "changes": changes,
         "compact_changes": compact_changes,
-        "kills": kills,
-        "final": final,
-        "observed": observed,
+        "trials": trials,
+        "kills": [
+            {"run": r["run"], "kind": r["kind"], "moment": r["moment"], "exit": r["exit"]} for r in trials.killed()
+        ],
+        "final": (final["exit"], final["output"], final["seconds"]),
+        "final_through": final["run"] + 1,
+        "last_run": final["run"],
+        "observed": trials.observed,
         "tables": tables,
     }
 
 
+def kill_figures(trials: Trials) -> dict:
+    """Kills per format and phase, by build kind, and each trial's phases (with the journal's state)."""
+    counts: dict = {}
+    per_trial = []
+    for record in trials.killed():
+        phases = trials.phases(record)
+        killed = record["exit"] == -signal.SIGKILL
+        for model, phase in phases.items():
+            key = f"{FORMAT_OF[model]}: {phase if killed else 'run finished'}"
+            counts.setdefault(key, {"incremental": 0, "full": 0})[record["kind"]] += 1
+        journals = {model: journal_state(record["properties"][model]) for model in JOURNAL_MODELS}
+        summary = {key: record[key] for key in ("run", "kind", "moment", "exit")}
+        per_trial.append({**summary, "phases": phases, "journals": journals})
+    return {"counts": dict(sorted(counts.items())), "trials": per_trial}
+
+
 def test_kills_happened_at_random_moments(crash_history):
-    kills = crash_history["kills"]
-    # Most trials, and at least one, must really have been killed (SIGKILL exit), not have finished
-    # before the kill.
+    kills = [kill for kill in crash_history["kills"] if kill["moment"].startswith("random")]
+    assert len(kills) == TRIALS, kills
+    # Most random-moment trials, and at least one, must really have been killed (SIGKILL exit), not
+    # have finished before the kill.
     assert sum(kill["exit"] == -signal.SIGKILL for kill in kills) >= max(1, len(kills) // 2), kills
     # A trial that was not killed finished its run: it exited by itself, successfully.
     assert all(kill["exit"] in (0, -signal.SIGKILL) for kill in kills), kills
+    # Every watched trial was killed: what it watched for happened before the run ended.
+    assert all(kill["exit"] == -signal.SIGKILL for kill in crash_history["kills"] if kill not in kills), crash_history[
+        "kills"
+    ]
+
+
+@pytest.mark.parametrize("file_format", ["parquet", "delta"])
+def test_kills_landed_in_every_phase(crash_history, file_format):
+    # Before the write, after the write but before the commit, after the commit: each on a table of
+    # this format, from what the kill left (kill_phase).
+    trials = crash_history["trials"]
+    hit = {phase for fmt, phase in trials.hit() if fmt == file_format}
+    assert hit == set(PHASES), (hit, kill_figures(trials)["counts"])
+
+
+def test_incremental_runs_and_full_builds_were_killed(crash_history):
+    killed = {kill["kind"] for kill in crash_history["kills"] if kill["exit"] == -signal.SIGKILL}
+    assert killed == {"incremental", "full"}, crash_history["kills"]
+
+
+def test_every_watched_kill_landed_where_it_watched(crash_history):
+    # A watched kill's phase is what the kill left, not what was watched for: they agree.
+    trials = crash_history["trials"]
+    for record in trials.killed():
+        if record["target"] is not None:
+            file_format, phase = record["target"][:2]
+            found = {p for model, p in trials.phases(record).items() if FORMAT_OF[model] == file_format}
+            assert phase in found, (record["run"], record["target"], found)
 
 
 @pytest.mark.parametrize("model", MODELS)
 def test_reader_sees_old_or_new_version_after_every_kill(crash_history, model):
     changes, observed = crash_history["changes"], crash_history["observed"]
     levels = {part: 1 for part in range(3)}
-    for run_no in range(1, TRIALS + 2):
+    for run_no in range(1, crash_history["last_run"] + 1):
         # Run run_no - 1 applied batches up to run_no (and may have been killed). Each table (each
         # partition of the partitioned one, which commits partition by partition) holds one whole
         # version, no older than the one seen after the previous kill: the version it held, the one
@@ -484,7 +781,7 @@ def test_reader_sees_old_or_new_version_after_every_kill(crash_history, model):
 @pytest.mark.parametrize("model", MODELS)
 def test_rerun_converges_to_exactly_the_expected_rows(crash_history, model):
     changes, tables = crash_history["changes"], crash_history["tables"]
-    expected = sorted(row for rows in reference(changes, TRIALS + 1).values() for row in rows)
+    expected = sorted(row for rows in reference(changes, crash_history["final_through"]).values() for row in rows)
     assert sorted(tuple(row) for row in tables[model]) == expected
 
 
@@ -510,7 +807,7 @@ def test_compaction_reader_sees_old_or_new_version_after_every_kill(crash_histor
     ), "no version older than a delete arrives after it"
     for model in COMPACT_MODELS:
         low = 1
-        for run_no in range(1, TRIALS + 2):
+        for run_no in range(1, crash_history["last_run"] + 1):
             rows = sorted(tuple(row[2:]) for row in observed if row[0] == run_no and row[1] == model)
             found = [
                 level
@@ -523,9 +820,13 @@ def test_compaction_reader_sees_old_or_new_version_after_every_kill(crash_histor
 
 def test_compaction_rerun_converges_with_its_tombstones(crash_history):
     changes, tables = crash_history["compact_changes"], crash_history["tables"]
-    expected = sorted(row for part in compact_reference(changes, TRIALS + 1).values() for row in part)
+    expected = sorted(
+        row for part in compact_reference(changes, crash_history["final_through"]).values() for row in part
+    )
     deleted = sorted(
-        (part, id_, row["ts"]) for (part, id_), row in compact_winners(changes, TRIALS + 1).items() if row["deleted"]
+        (part, id_, row["ts"])
+        for (part, id_), row in compact_winners(changes, crash_history["final_through"]).items()
+        if row["deleted"]
     )
     for model in COMPACT_MODELS:
         assert sorted(tuple(row) for row in tables[model]) == expected, model
