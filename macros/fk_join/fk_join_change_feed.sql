@@ -28,23 +28,12 @@
     {#- The join of the two tables (or pinned versions of them, `left_rows` / `right_rows`). -#}
     {% set join_sql %}
     select
-        {{ joinery._fk_join_feed_select_list(plan.outputs) | join(',\n        ') }}
+        {{ joinery._fk_join_select_list(plan.outputs, changed_at=false) | join(',\n        ') }}
     from {{ left_rows }} as left_state
     {{ plan.join_type }} join {{ right_rows }} as right_state
         on {{ joinery._fk_join_key_match(plan.foreign_keys, plan.right_keys, 'left_state', 'right_state') }}
     {%- endset %}
     {{ return(join_sql) }}
-{% endmacro %}
-
-
-{% macro _fk_join_feed_select_list(outputs) %}
-    {#- The outputs, each from its side (left_state, right_state). -#}
-    {% set select_list = [] %}
-    {% for output in outputs %}
-        {% do select_list.append(joinery._select_item(output.side ~ '.' ~ joinery._quote_identifier(output.column),
-            output.name)) %}
-    {% endfor %}
-    {{ return(select_list) }}
 {% endmacro %}
 
 
@@ -71,7 +60,7 @@
     {{ joinery._fk_join_feed_changes_ctes(left, right, plan, ranges, left_pinned) }}
 
     select
-        {{ joinery._fk_join_feed_select_list(plan.outputs) | join(',\n        ') }},
+        {{ joinery._fk_join_select_list(plan.outputs, changed_at=false) | join(',\n        ') }},
         {{ 'right_state.' ~ first_right_key ~ ' is null' if plan.join_type == 'inner' else 'false' }} as {{ marker }}
     from changed_left as left_state
     left join {{ right_pinned }} as right_state

@@ -2,15 +2,18 @@
     full refresh (_fk_join_full_sql), and the CTEs and join an incremental run reuses to recompute
     the affected keys. -#}
 
-{% macro _fk_join_select_list(outputs) %}
-    {#- The joined row's columns: the outputs, then the arrival of each side's state version. -#}
+{% macro _fk_join_select_list(outputs, changed_at=true) %}
+    {#- The joined row's columns: the outputs, each from its side (left_state, right_state), then,
+        with `changed_at`, the arrival of each side's state version (the change-feed path has none). -#}
     {% set select_list = [] %}
     {% for output in outputs %}
         {% do select_list.append(joinery._select_item(output.side ~ '.' ~ joinery._quote_identifier(output.column),
             output.name)) %}
     {% endfor %}
-    {% do select_list.append('left_state._joinery_changed_at as _joinery_left_changed_at') %}
-    {% do select_list.append('right_state._joinery_changed_at as _joinery_right_changed_at') %}
+    {% if changed_at %}
+        {% do select_list.append('left_state._joinery_changed_at as _joinery_left_changed_at') %}
+        {% do select_list.append('right_state._joinery_changed_at as _joinery_right_changed_at') %}
+    {% endif %}
     {{ return(select_list) }}
 {% endmacro %}
 
