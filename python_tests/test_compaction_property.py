@@ -65,6 +65,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from harness.sql import sql_literal
 from python_tests.compaction_reference import compact_reference
 
 SCHEMA = "test_compaction_property"
@@ -255,18 +256,11 @@ def coverage(runs: list[dict], states: list[dict]) -> Counter:
 
 
 def insert(spark, table: str, rows: list[dict], columns: list[str], overwrite: bool = False) -> None:
-    def literal(value) -> str:
-        if value is None:
-            return "null"
-        if isinstance(value, bool | int):
-            return str(value).lower()
-        return f"'{value}'"
-
     if not rows:
         if overwrite:
             spark.execute(f"truncate table {SCHEMA}.{table}")
         return
-    values = ", ".join("(" + ", ".join(literal(row.get(c)) for c in columns) + ")" for row in rows)
+    values = ", ".join("(" + ", ".join(sql_literal(row.get(c)) for c in columns) + ")" for row in rows)
     select = ", ".join(f"cast({c} as {TYPES[c]}) as {c}" for c in columns)
     verb = "insert overwrite" if overwrite else "insert into"
     spark.execute(f"{verb} {SCHEMA}.{table} select {select} from values {values} as v({', '.join(columns)})")
