@@ -77,15 +77,18 @@ class Measurement:
         return statistics.median(self.seconds)
 
     def count_medians(self) -> dict[str, dict[str, float]]:
-        """Per model, the median statements and commits of one run over the timed steps."""
+        """Per model, the median statements and commits of one run over the timed steps, and where they
+        were counted the files its commit touched and the files its table has."""
         models = {model for step in self.counts for model in step}
-        return {
-            model: {
-                kind: statistics.median(step[model][kind] for step in self.counts if model in step)
-                for kind in ("statements", "commits")
+        found = {}
+        for model in sorted(models):
+            steps = [step[model] for step in self.counts if model in step]
+            found[model] = {
+                kind: statistics.median(step[kind] for step in steps if kind in step)
+                for kind in ("statements", "commits", "files_touched", "files")
+                if any(kind in step for step in steps)
             }
-            for model in sorted(models)
-        }
+        return found
 
 
 # A statement that changes a parquet table's definition in the metastore: its commits (delta and
@@ -174,6 +177,8 @@ class DbtStep:
         }
 
     def counts(self, before: dict[str, int]) -> dict[str, dict[str, int]]:
+        from benchmarks.dbt_bench import relation
+
         result = self.ctx.dbt.last_result
         after = self.versions()
         found = {}
@@ -185,6 +190,10 @@ class DbtStep:
                 else after[model] - before[model]
             )
             found[model] = {"statements": len(statements), "commits": commits}
+            if self.table_format in ("delta", "iceberg") and commits > 0:
+                found[model].update(
+                    self.ctx.files_touched(relation(model, self.table_format, self.width), self.table_format)
+                )
         return found
 
 
@@ -257,6 +266,30 @@ class Context:
             if "TABLE_OR_VIEW_NOT_FOUND" in str(error) or "not a Delta table" in str(error):
                 return -1
             raise
+
+    def files_touched(self, table: str, table_format: str) -> dict[str, int]:
+        """The data files the table's newest commit touched (delta: given a deletion vector or removed;
+        iceberg: given position deletes, one delete file per data file) and the data files it has."""
+        if table_format == "delta":
+            metrics = self.spark.sql(f"describe history {table} limit 1").collect()[0]["operationMetrics"] or {}
+            touched = sum(
+                int(metrics.get(name, 0))
+                for name in (
+                    "numTargetDeletionVectorsAdded",
+                    "numTargetDeletionVectorsUpdated",
+                    "numTargetFilesRemoved",
+                )
+            )
+            files = int(self.spark.sql(f"describe detail {table}").collect()[0]["numFiles"])
+            return {"files_touched": touched, "files": files}
+        summary = self.spark.sql(f"select summary from {table}.snapshots order by committed_at desc limit 1").collect()[
+            0
+        ][0]
+        return {
+            "files_touched": int(summary.get("added-position-delete-files", 0))
+            + int(summary.get("removed-data-files", 0)),
+            "files": int(summary.get("total-data-files", 0)),
+        }
 
     def plan(self, select: str) -> str:
         return "\n".join(row[0] for row in self.spark.sql(f"explain formatted {select}").collect())

@@ -59,15 +59,18 @@ def count_checks(
 
 
 def count_table(results: list[dict[str, Any]]) -> list[str]:
-    """RESULTS.md's table of statements and commits per model run (medians over the timed runs)."""
+    """RESULTS.md's table of statements, commits and files touched per model run (medians over the timed
+    runs; files on delta and iceberg, where a run committed)."""
     lines = [
-        "| case | variant | model | statements | commits |",
-        "|---|---|---|---|---|",
+        "| case | variant | model | statements | commits | files touched / files |",
+        "|---|---|---|---|---|---|",
     ]
     for result in results:
         for variant, models in result.get("counts", {}).items():
             for model, counts in models.items():
+                files = f"{counts['files_touched']:g} / {counts['files']:g}" if "files" in counts else ""
                 lines.append(
-                    f"| {result['case']} | {variant} | {model} | {counts['statements']:g} | {counts['commits']:g} |"
+                    f"| {result['case']} | {variant} | {model} | {counts['statements']:g} | {counts['commits']:g} "
+                    f"| {files} |"
                 )
     return lines if len(lines) > 2 else []

@@ -159,3 +159,20 @@ def leftovers(spark: SparkSql, schema: str, model: str) -> list[str]:
         if path.name == model or path.name.startswith(f"{model}__")
     ]
     return sorted(ours + paths)
+
+
+def tombstones_sql(table: str, keys: list[str], versions: list[str], live_table: str | None = None) -> str:
+    """The tombstones a joinery_upsert companion holds, as joinery reads them: the companion is a log,
+    and a key's tombstone is its newest record unless that record clears it (all version columns
+    NULL). With `live_table`, only the keys that table does not hold: a tombstone of a live key is
+    older than its live version and holds off nothing (docs/compaction.md, "Tombstones")."""
+    key_list = ", ".join(keys)
+    known = " or ".join(f"{column} is not null" for column in versions)
+    sql = (
+        f"select {', '.join(keys + versions)} from (select *, row_number() over (partition by {key_list} "
+        f"order by _joinery_recorded_at desc) as joinery_newest from {table}) where joinery_newest = 1 and ({known})"
+    )
+    if live_table is None:
+        return sql
+    match = " and ".join(f"t.{key} <=> l.{key}" for key in keys)
+    return f"select t.* from ({sql}) as t left anti join {live_table} as l on {match}"

@@ -13,6 +13,8 @@ from benchmarks.cases import (
     multi_join,
     plain_dbt,
     router,
+    tpch_compaction,
+    tpch_fk_feed,
 )
 
 CASES = {
@@ -27,6 +29,8 @@ CASES = {
         collect_join,
         router,
         maintain,
+        tpch_compaction,
+        tpch_fk_feed,
         demo,
     ]
 }

@@ -32,29 +32,19 @@
 {% endmacro %}
 
 
-{% macro _change_feed_rendered_at_run() %}
-    {#- True while dbt compiles a change-feed joinery_upsert model for `dbt run`, `build` or `retry`:
-        the SQL that runs is rendered when the run starts (its versions are pinned then), so the
-        compile reads nothing. `dbt compile` and `dbt show` still get the full build's SQL. -#}
-    {{ return(execute and joinery._upsert_decided_build_mode() is none and flags.WHICH in ['run', 'build', 'retry']
-        and config.get('materialized') == 'joinery_upsert') }}
-{% endmacro %}
-
-
-{% macro _change_feed_pinned_ranges(relations, macro_name) %}
-    {#- {relation name: {from, to}}: the version range of each feed this run reads, pinned now, and
-        recorded for the run's commit (joinery_upsert contract). Rendered at the start of the run,
-        the consumed versions come from the table's newest note; none while the model compiles for
-        `dbt compile` (the caller then reads the tables as they are). -#}
-    {% set mode = joinery._upsert_decided_build_mode() %}
-    {% if mode is none %}
-        {{ return(none) }}
-    {% endif %}
+{% macro _change_feed_pinned(relations, macro_name) %}
+    {#- {'ranges': {relation name: {from, to}}, 'versions': {note field: version}, 'changed': whether
+        any feed holds a change, 'mode': the run's planned mode (contract/cost_rule.sql)}: each
+        feed's range, pinned while the model compiles, from the version the table's last commit
+        recorded through the current one, so a commit landing later is read by the next run. On a
+        full build the ranges are empty and only the current versions are read. -#}
+    {% set structural = joinery._upsert_structural_build_mode() %}
+    {% set built = (joinery._upsert_previous_state().built or {}) if not structural.full else {} %}
     {% set ranges = {} %}
     {% set versions = {} %}
     {% for relation in relations %}
-        {% set consumed = none if mode.full else (mode.get('built') or {}).get(joinery._change_feed_digest(relation)) %}
-        {% if not mode.full and consumed is none %}
+        {% set consumed = built.get(joinery._change_feed_digest(relation)) %}
+        {% if not structural.full and consumed is none %}
             {{ exceptions.raise_compiler_error('joinery.' ~ macro_name ~ ': ' ~ this ~ ' records no version of '
                 ~ relation ~ ' read by its last run (it was built without change_feed=true, or by another model): '
                 ~ 'rebuild it with --full-refresh') }}
@@ -63,8 +53,12 @@
         {% do ranges.update({relation.render(): range}) %}
         {% do versions.update({joinery._change_feed_digest(relation): range.to}) %}
     {% endfor %}
-    {% do joinery._upsert_record_read_versions(versions) %}
-    {{ return(ranges) }}
+    {% set changed = namespace(value=false) %}
+    {% for range in ranges.values() if range.from <= range.to %}
+        {% set changed.value = true %}
+    {% endfor %}
+    {{ return({'ranges': ranges, 'versions': versions, 'changed': changed.value,
+        'mode': joinery._upsert_planned_mode(changed.value)}) }}
 {% endmacro %}
 
 

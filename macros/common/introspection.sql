@@ -212,3 +212,72 @@
     {% endfor %}
     {{ return(none) }}
 {% endmacro %}
+
+
+{% macro _row_columns(names_json, row_type) %}
+    {#- [{name, type}] of a row: its field names in order from `names_json` (to_json of the row with
+        NULL fields kept, so names are exact), their types from `row_type` (typeof(struct(...)),
+        `struct<name:type,...>`, which does not quote names): each type runs from after `<name>:`
+        to the next comma outside brackets. -#}
+    {% set names = (fromjson(names_json) or {}).keys() | list %}
+    {% set body = row_type[7:-1] %}
+    {% set columns = [] %}
+    {% set cursor = namespace(at=0) %}
+    {% for name in names %}
+        {% if body[cursor.at:cursor.at + name | length + 1] != name ~ ':' %}
+            {{ exceptions.raise_compiler_error('joinery: cannot read the type of column ' ~ name ~ ' from ' ~ row_type) }}
+        {% endif %}
+        {% set scan = namespace(depth=0, end=body | length) %}
+        {% for at in range(cursor.at + name | length + 1, body | length) if scan.end == body | length %}
+            {% if body[at] in '<(' %}
+                {% set scan.depth = scan.depth + 1 %}
+            {% elif body[at] in '>)' %}
+                {% set scan.depth = scan.depth - 1 %}
+            {% elif body[at] == ',' and scan.depth == 0 %}
+                {% set scan.end = at %}
+            {% endif %}
+        {% endfor %}
+        {% do columns.append({'name': name, 'type': body[cursor.at + name | length + 1:scan.end]}) %}
+        {% set cursor.at = scan.end + 1 %}
+    {% endfor %}
+    {{ return(columns) }}
+{% endmacro %}
+
+
+{% macro _columns_of_many(relations) %}
+    {#- The columns of several relations, as _columns_of gives them (a list per relation, in order),
+        from one statement: Spark's analysis of an empty form of each (`typeof` and `to_json` of its
+        row; nothing is read). A relation with a struct column is described again by _columns_of,
+        whose types keep struct field names Spark would need quoted. The relations must exist: a
+        missing one fails the statement with Spark's message naming it. -#}
+    {% if not execute %}
+        {% set empty = [] %}
+        {% for relation in relations %}
+            {% do empty.append([]) %}
+        {% endfor %}
+        {{ return(empty) }}
+    {% endif %}
+    {% set parts = [] %}
+    {% set sources = ['(select 1 as joinery_one) as joinery_one'] %}
+    {% for relation in relations %}
+        {% set alias = 'joinery_r' ~ loop.index0 %}
+        {% do parts.extend(["to_json(struct(" ~ alias ~ ".*), map('ignoreNullFields', 'false'))",
+            'typeof(struct(' ~ alias ~ '.*))']) %}
+        {% do sources.append('left join (select * from ' ~ relation ~ ' limit 0) as ' ~ alias ~ ' on true') %}
+    {% endfor %}
+    {% set row = run_query('select ' ~ parts | join(', ') ~ '\nfrom ' ~ sources | join('\n')).rows[0] %}
+    {% set found = [] %}
+    {% for relation in relations %}
+        {% set row_type = row[loop.index0 * 2 + 1] %}
+        {% if 'struct<' in row_type[7:] %}
+            {% do found.append(joinery._columns_of(relation)) %}
+        {% else %}
+            {% set columns = [] %}
+            {% for column in joinery._row_columns(row[loop.index0 * 2], row_type) %}
+                {% do columns.append(api.Column.create(column.name, column.type)) %}
+            {% endfor %}
+            {% do found.append(columns) %}
+        {% endif %}
+    {% endfor %}
+    {{ return(found) }}
+{% endmacro %}

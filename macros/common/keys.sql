@@ -16,3 +16,17 @@
     {% endfor %}
     {{ return(terms | join(' and ')) }}
 {% endmacro %}
+
+
+{% macro _newer_version_sql(versions, newer, older) %}
+    {#- True when the row in alias `newer` holds a strictly newer version than the one in `older`:
+        `versions` compared in order, the first that differs deciding, NULL lowest; false on a tie. -#}
+    {% set condition = namespace(sql='false') %}
+    {% for column in versions | reverse %}
+        {% set n = newer ~ '.' ~ joinery._quote_identifier(column) %}
+        {% set o = older ~ '.' ~ joinery._quote_identifier(column) %}
+        {% set condition.sql = '(coalesce(' ~ n ~ ' > ' ~ o ~ ', ' ~ n ~ ' is not null and ' ~ o ~ ' is null) or ('
+            ~ n ~ ' <=> ' ~ o ~ ' and ' ~ condition.sql ~ '))' %}
+    {% endfor %}
+    {{ return(condition.sql) }}
+{% endmacro %}

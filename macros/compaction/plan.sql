@@ -1,10 +1,11 @@
 {#- compact's column plan: union_padded's padded plan of the snapshot (or previous table) and the
     deltas, plus compact's own checks of the key, updated_at and loaded_at against it. -#}
 
-{% macro _compaction_plan(relations, identity_names, settings, defaults, removed) %}
+{% macro _compaction_plan(relations, identity_names, settings, defaults, removed, described=none) %}
     {#- The padded column plan plus the compaction's own checks: the key, updated_at and loaded_at
-        must be output columns, and a key column must exist in every input (a key cannot be padded). -#}
-    {% set plan = joinery._union_column_plan(relations, defaults, removed, 'compact') %}
+        must be output columns, and a key column must exist in every input (a key cannot be padded).
+        `described`: the relations' columns, when the caller read them already. -#}
+    {% set plan = joinery._union_column_plan(relations, defaults, removed, 'compact', described) %}
     {% if not execute %}
         {{ return(plan) }}
     {% endif %}

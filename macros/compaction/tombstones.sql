@@ -1,12 +1,13 @@
 {#- The tombstones a joinery_upsert model with loaded_at keeps (deleted keys with the version that
-    deleted them, in its companion table): reading them, the delete markers that clear or purge them,
+    deleted them, in its companion table): reading them, the delete markers that clear them,
     and tombstone_retention as SQL. -#}
 
 {% macro _compaction_tombstones_sql(target, plan, settings, watermark_sql) %}
-    {#- The model's tombstones as subqueries of its key and version columns: {'all', 'live' (those
-        tombstone_retention keeps), 'expired' (the others, none without a retention or watermark)};
-        none when the model keeps no tombstones or has no companion yet. A tombstone expires when its
-        loaded_at is older than the watermark the run starts from minus the retention. -#}
+    {#- The model's tombstones (each key's newest record in its companion, joinery_upsert's
+        _upsert_tombstones_sql) as subqueries of its key and version columns: {'all', 'live' (those
+        tombstone_retention keeps)}; none when the model keeps no tombstones or has no companion yet.
+        A tombstone expires when its loaded_at is older than the watermark the run starts from minus
+        the retention: an expired one holds off nothing, and the next full build drops it. -#}
     {% if not settings.tombstones %}
         {{ return(none) }}
     {% endif %}
@@ -15,29 +16,14 @@
         identifier=companion.identifier) is none %}
         {{ return(none) }}
     {% endif %}
-    {% set columns = settings.key + joinery._compaction_version_columns(settings) %}
-    {% set all_sql = '(select ' ~ joinery._quoted_column_list(columns) ~ ' from ' ~ companion ~ ')' %}
+    {% set all_sql = joinery._upsert_tombstones_sql(companion, settings.key, joinery._compaction_version_columns(settings)) %}
     {% set retention = settings.tombstone_retention %}
     {% if retention is none or watermark_sql is none %}
-        {{ return({'all': all_sql, 'live': all_sql, 'expired': none}) }}
+        {{ return({'all': all_sql, 'live': all_sql}) }}
     {% endif %}
     {% set expired = 'coalesce(' ~ joinery._quote_identifier(settings.loaded_at) ~ ' < ' ~ watermark_sql ~ ' - '
         ~ joinery._compaction_retention_sql(retention, joinery._plan_entry(plan, settings.loaded_at).type) ~ ', false)' %}
-    {{ return({'all': all_sql, 'live': all_sql[:-1] ~ ' where not ' ~ expired ~ ')',
-        'expired': all_sql[:-1] ~ ' where ' ~ expired ~ ')'}) }}
-{% endmacro %}
-
-
-{% macro _compaction_purge_sql(expired, plan, settings) %}
-    {#- Delete markers with NULL version columns (_compaction_cleared_sql) for the expired tombstones
-        of keys no new delta row touches: joinery_upsert drops those tombstones. -#}
-    {% set purge_sql %}
-{{ joinery._compaction_cleared_sql(plan, settings, 'b') }}
-from {{ expired }} as b
-left anti join delta_rows as d
-    on {{ joinery._compaction_key_match(settings, 'b', 'd') }}
-    {%- endset %}
-    {{ return(purge_sql) }}
+    {{ return({'all': all_sql, 'live': '(select * from ' ~ all_sql ~ ' as tombstones where not ' ~ expired ~ ')'}) }}
 {% endmacro %}
 
 

@@ -59,10 +59,11 @@
 {% endmacro %}
 
 
-{% macro _union_column_plan(relations, defaults, removed, macro_name) %}
+{% macro _union_column_plan(relations, defaults, removed, macro_name, described=none) %}
     {#- One entry per output column: {name, type, sources: {relation index: column name},
         source_types: {relation index: type}, default: SQL literal or none}. Output order is
-        first appearance; removed='drop' keeps only the columns of the last relation. -#}
+        first appearance; removed='drop' keeps only the columns of the last relation. `described`:
+        the relations' columns (a list per relation), when the caller read them already. -#}
     {% if defaults is none %}{% set defaults = {} %}{% endif %}
     {% do joinery._union_check_arguments(defaults, removed, macro_name) %}
     {% if not execute %}
@@ -73,7 +74,7 @@
     {% set by_name = {} %}
     {% for relation in relations %}
         {% set relation_index = loop.index0 %}
-        {% for column in joinery._columns_of(relation) %}
+        {% for column in (described[relation_index] if described is not none else joinery._columns_of(relation)) %}
             {% set lowered = column.name | lower %}
             {% if lowered not in by_name %}
                 {% set entry = {'name': column.name, 'sources': {}, 'source_types': {}} %}

@@ -19,11 +19,9 @@
         {{ joinery._raise_argument_error('fk_join', 'change_feed', change_feed, 'expected true or false') }}
     {% endif %}
     {% if change_feed and not execute %}
-        {#- joinery_upsert renders a change-feed model when its run starts (fk_join_change_feed.sql). -#}
+        {#- joinery_upsert updates a change-feed model's matched rows without comparing them: its rows
+            say what changed (pipeline/settings.sql, skip_unchanged). -#}
         {% do config.set('change_feed', true) %}
-    {% endif %}
-    {% if change_feed and joinery._change_feed_rendered_at_run() %}
-        {{ return('select 1 as joinery_rendered_when_the_run_starts') }}
     {% endif %}
     {% set plan = joinery._fk_join_plan(left, right, left_key, foreign_key, right_key, join_type, left_columns,
         right_columns, change_feed) %}

@@ -10,6 +10,8 @@
     and no other adapter picks it up. -#}
 
 {% materialization joinery_upsert, adapter='spark' %}
+    {#- The run's start on dbt's clock: the cost rule measures whole runs from here. -#}
+    {% set started = modules.datetime.datetime.now().timestamp() %}
     {% set settings = joinery._upsert_settings() %}
     {% set target = this.incorporate(type='table') %}
     {% do joinery.validate_catalog_format(target, settings.file_format) %}
@@ -25,11 +27,15 @@
     {% endif %}
 
     {% set merged = settings.file_format in ('delta', 'iceberg') %}
-    {% set state = joinery._upsert_run_state(target, settings, merged) %}
-    {% set mode = joinery._upsert_decide_build_mode(state.costs, settings, state.built) %}
+    {#- A capability that planned the run while the model compiled (contract/plan.sql) read the table's
+        state then: the run does not read it again. -#}
+    {% set plan = joinery._upsert_compiled_plan(compiled_code) %}
+    {% set state = joinery._upsert_run_state(target, settings, merged) if plan is none
+        else joinery._upsert_planned_state(target, settings, plan) %}
+    {% set mode = joinery._upsert_decide_build_mode(state.costs, settings, state.built, started, plan) %}
     {% set sql = joinery._upsert_model_sql(mode) %}
     {% do joinery._upsert_assert_contract(sql, settings) %}
-    {% do joinery._upsert_apply(target, existing, sql, settings, mode, state) %}
+    {% set mode = joinery._upsert_apply(target, existing, sql, settings, mode, state) %}
 
     {% if not (merged and mode.full) %}
         {#- A delta or iceberg full build creates the table with them. -#}
@@ -45,7 +51,7 @@
 
 {% macro _upsert_run_state(target, settings, merged) %}
     {#- What the run knows of the table before it decides its build mode: on an incremental run of a
-        delta or iceberg table, what its commits say (merge_commit/table_state.sql: how it was built,
+        delta or iceberg table, what its commits say (contract/table_state.sql: how it was built,
         checked against the config, and the times of its last runs); of a parquet/orc/Hive table, its
         properties; {'costs': {}} on a full build. -#}
     {% if joinery._upsert_structural_build_mode().full %}
@@ -65,23 +71,65 @@
 {% endmacro %}
 
 
+{% macro _upsert_planned_state(target, settings, plan) %}
+    {#- The state a run's plan carries (contract/plan.sql): what the table's commits said when the model
+        compiled, checked against the config as _upsert_run_state checks it. -#}
+    {% set state = {'built': plan.get('built'), 'costs': plan.get('costs') or {}, 'properties': none, 'plan': plan} %}
+    {% if plan.mode == 'incremental' and settings.file_format in ('delta', 'iceberg') %}
+        {% do joinery._upsert_check_built(target, state.built, settings) %}
+    {% endif %}
+    {{ return(state) }}
+{% endmacro %}
+
+
 {% macro _upsert_apply(target, existing, sql, settings, mode, state=none) %}
-    {#- Apply the run's SQL to `target` by the commit path of its format: prepare (checks, and on
-        parquet the new version written and checked), then the tombstones (tombstones.sql), then
-        the one commit. Also how tombstones.sql writes its companion table. -#}
-    {% if settings.file_format in ('delta', 'iceberg') %}
-        {% set prepared = joinery._upsert_merge_prepare(target, sql, settings, mode, state) %}
-    {% else %}
-        {% set prepared = joinery._upsert_rewrite_prepare(target, existing, sql, settings, mode,
-            state.properties if state else none) %}
+    {#- Apply the run's SQL to `target` by the commit path of its format: prepare (the changes staged
+        and their figures read; on parquet the new version then written and checked), the cost rule
+        once the figures are known (a run that changes nothing never rebuilds), the tombstones
+        (tombstones.sql), then the one commit. Returns the mode the run took. Also how tombstones.sql
+        writes a parquet companion. -#}
+    {% set plan = (state or {}).get('plan') %}
+    {% if plan is not none and not mode.full and plan.get('rows') == 0 and not plan.get('reads_target') %}
+        {#- The plan counted no new input: nothing to write, no statement to send. -#}
+        {% do store_raw_result('main', message='no new input', code='OK', rows_affected=0) %}
+        {{ log('joinery_upsert ' ~ target ~ ': no new input, table left unchanged', info=true) }}
+        {{ return(mode) }}
+    {% endif %}
+    {% set prepared = joinery._upsert_prepare(target, existing, sql, settings, mode, state) %}
+    {% set rebuild = joinery._upsert_cost_rule(mode, settings, prepared) if plan is none else none %}
+    {% if rebuild is not none %}
+        {% do joinery._upsert_drop_changes(prepared.changes) %}
+        {% set mode = joinery._upsert_rebuild_mode(mode, rebuild) %}
+        {% set sql = joinery._upsert_model_sql(mode) %}
+        {% set prepared = joinery._upsert_prepare(target, existing, sql, settings, mode, state) %}
+    {% endif %}
+    {% if settings.file_format not in ('delta', 'iceberg') %}
+        {% do joinery._upsert_rewrite_write(target, existing, settings, prepared) %}
     {% endif %}
     {% if not prepared.skip %}
         {#- Before the table's commit: a tombstone whose commit fails is applied again by the next run. -#}
-        {% do joinery._upsert_write_tombstones(target, prepared.changes, prepared.change_info, settings, mode.full) %}
+        {% do joinery._upsert_write_tombstones(target, prepared.changes, prepared.change_info, settings, mode.full,
+            prepared.stats) %}
     {% endif %}
     {% if settings.file_format in ('delta', 'iceberg') %}
-        {% do joinery._upsert_merge_commit(target, existing, sql, settings, prepared) %}
+        {% do joinery._upsert_merge_commit(target, existing, settings, prepared) %}
     {% else %}
         {% do joinery._upsert_rewrite_commit(target, existing, settings, prepared) %}
     {% endif %}
+    {{ return(mode) }}
+{% endmacro %}
+
+
+{% macro _upsert_prepare(target, existing, sql, settings, mode, state) %}
+    {#- The commit path's preparation: the figures of the changes and of both schemas, from the run's
+        plan where it has them. -#}
+    {% set plan = (state or {}).get('plan') %}
+    {% if settings.file_format in ('delta', 'iceberg') and plan is not none and not mode.full
+        and plan.get('columns') and not plan.get('reads_target') %}
+        {{ return(joinery._upsert_merge_planned(target, sql, settings, mode, plan)) }}
+    {% elif settings.file_format in ('delta', 'iceberg') %}
+        {{ return(joinery._upsert_merge_prepare(target, sql, settings, mode, state)) }}
+    {% endif %}
+    {{ return(joinery._upsert_rewrite_prepare(target, existing, sql, settings, mode,
+        state.properties if state else none)) }}
 {% endmacro %}

@@ -43,3 +43,16 @@
         loaded_at='loaded_at'
     )) }}
 {% endmacro %}
+
+
+{% macro bench_tpch_compaction() %}
+    {#- The tpch_compaction case: TPC-H's orders snapshot and its refresh batches, compacted. -#}
+    {{ return(joinery.compact(
+        snapshot=bench_source('tpch_snapshot'),
+        deltas=[bench_source('tpch_deltas')],
+        key='o_orderkey',
+        updated_at='o_updated_at',
+        deleted='is_deleted',
+        loaded_at='loaded_at'
+    )) }}
+{% endmacro %}

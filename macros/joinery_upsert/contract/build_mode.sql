@@ -63,23 +63,3 @@
     {% endif %}
     {{ return('joinery.root' in joinery._table_properties(relation.render())) }}
 {% endmacro %}
-
-
-{% macro _upsert_decided_build_mode() %}
-    {#- What the materialization decided for this run ({'full', 'reason', 'built': the table's newest
-        note, ...}), or none while the model compiles: a model rendered at the start of the run
-        (config change_feed, pipeline/rebuild.sql) reads the versions its last commit recorded here. -#}
-    {{ return(joinery._node_state('upsert_build_mode')) }}
-{% endmacro %}
-
-
-{% macro _upsert_record_read_versions(versions) %}
-    {#- The versions of the change feeds the model's SQL read ({note field: version}), which the run's
-        commit records in its note (merge_commit/table_state.sql, _upsert_build_note). -#}
-    {% do joinery._set_node_state('upsert_read_versions', versions) %}
-{% endmacro %}
-
-
-{% macro _upsert_read_versions() %}
-    {{ return(joinery._node_state('upsert_read_versions')) }}
-{% endmacro %}

@@ -19,6 +19,14 @@
 {% endmacro %}
 
 
+{% macro _upsert_partial_column() %}
+    {#- The column that marks a partial row: one that updates only some columns of the row it
+        matches (the run plan's `partial.columns`) and never inserts one. A change-feed fk_join
+        updates the right side's columns so, without reading the left side's (fk_join_change_feed.sql). -#}
+    {{ return('_joinery_partial') }}
+{% endmacro %}
+
+
 {% macro upsert_check_marker_clash(columns, where) %}
     {{ return(adapter.dispatch('upsert_check_marker_clash', 'joinery')(columns, where)) }}
 {% endmacro %}
@@ -87,4 +95,40 @@
     {#- Where joinery_upsert keeps a model's tombstones (config `tombstones`): the companion table
         `<table>__joinery_tombstones`, beside the table, so the table itself holds live rows only. -#}
     {{ return(relation.incorporate(path={'identifier': relation.identifier ~ '__joinery_tombstones'}, type='table')) }}
+{% endmacro %}
+
+
+{% macro _upsert_tombstones_companion(target, settings) %}
+    {#- The model's tombstones table as SQL, when it keeps tombstones (settings.tombstones) and the
+        table exists in dbt's relation cache; else none. -#}
+    {% if not settings.tombstones %}
+        {{ return(none) }}
+    {% endif %}
+    {% set companion = joinery.upsert_tombstones_relation(target) %}
+    {% set found = adapter.get_relation(database=companion.database, schema=companion.schema,
+        identifier=companion.identifier) %}
+    {{ return(companion.render() if found is not none else none) }}
+{% endmacro %}
+
+
+{% macro _upsert_tombstones_sql(companion, keys, versions) %}
+    {#- The tombstones a companion (upsert_tombstones_relation) holds, as a subquery of the key and
+        tombstone columns: each key's newest record, unless it is a clear (NULL tombstone columns).
+        How a capability (compact) reads the tombstones joinery_upsert keeps for its model. -#}
+    {% set known = [] %}
+    {% for column in versions %}
+        {% do known.append(joinery._quote_identifier(column) ~ ' is not null') %}
+    {% endfor %}
+    {% set sql %}
+(
+    select {{ joinery._quoted_column_list(keys + versions) }}
+    from (
+        select *, row_number() over (partition by {{ joinery._quoted_column_list(keys) }}
+            order by _joinery_recorded_at desc) as joinery_newest
+        from {{ companion }}
+    ) as records
+    where joinery_newest = 1 and ({{ known | join(' or ') }})
+)
+    {%- endset %}
+    {{ return(sql) }}
 {% endmacro %}

@@ -3,15 +3,16 @@
     Properties: `joinery.root` (where versions live, qualified), `joinery.unique_key`,
     `joinery.location_root`, `joinery.options` (as the table was built), `joinery.version` (the run
     id of the last commit), `joinery.costs` (the times of its last full build and incremental run,
-    pipeline/rebuild.sql), `joinery.garbage` (directories superseded by the
+    pipeline/rebuild.sql), `joinery.note` (the last commit's note, contract/table_state.sql: the
+    watermark a capability continues from), `joinery.garbage` (directories superseded by the
     last commit) and `joinery.pending`, the journal. A commit is described by a journal stored before
     any of it is applied, so a run killed halfway through a multi-step commit is finished by the
     next run (_upsert_recover) instead of leaving it half applied:
       {"run": id, "state": "committing", "location": new table location or none,
        "add_columns": [[name, type]], "set": [[spec, location]], "add": [[spec, location]],
        "drop": [spec], "delete": [directories to delete now], "keep": [superseded directories kept
-       as the previous version, deleted by the next commit], "unique_key", "location_root", "costs":
-       the properties the commit stores with it}
+       as the previous version, deleted by the next commit], "unique_key", "location_root", "costs",
+       "note": the properties the commit stores with it}
     A journal in state "writing" ({"run", "state": "writing", "dir"}) marks a version directory
     being written; a run killed then leaves a directory that the next run deletes. -#}
 
@@ -20,7 +21,7 @@
         `alter table ... set tblproperties (...)`: every joinery property is written through here.
         `values`: {name: value}; `pending` (a journal, none to clear) and `garbage` (a list) are
         stored as JSON in parts (_upsert_chunked_property), the others as strings. -#}
-    {% set plain = ['root', 'unique_key', 'location_root', 'options', 'version', 'costs'] %}
+    {% set plain = ['root', 'unique_key', 'location_root', 'options', 'version', 'costs', 'note'] %}
     {% set parts = [] %}
     {% for name, value in values | dictsort %}
         {% if name == 'pending' %}
@@ -142,7 +143,7 @@
     {% do joinery._upsert_commit_locations(relation_sql, journal) %}
     {% do joinery._upsert_delete_directories(relation, root, journal['delete']) %}
     {% do joinery._upsert_write_properties(relation_sql, {'pending': none, 'garbage': journal['keep'],
-        'unique_key': journal['unique_key'], 'costs': journal.get('costs') or '{}',
+        'unique_key': journal['unique_key'], 'costs': journal.get('costs') or '{}', 'note': journal.get('note') or '',
         'location_root': journal['location_root'], 'version': journal['run']}) %}
 {% endmacro %}
 
@@ -222,7 +223,7 @@
         files. Only this table's own version directories are ever listed. -#}
     {% set journal = {'run': table.run_id, 'state': 'committing', 'location': none,
         'add_columns': version.plan.add_columns, 'unique_key': table.unique_key, 'location_root': table.location_root,
-        'costs': table.costs,
+        'costs': table.costs, 'note': table.get('note'),
         'set': [], 'add': [], 'drop': [], 'keep': [],
         'delete': joinery._upsert_stored_journal(table.properties).garbage if table.managed else []} %}
     {% if version.partitioned %}
@@ -279,7 +280,7 @@
         ~ joinery._upsert_properties_sql({'root': table.root, 'unique_key': table.unique_key,
             'location_root': table.location_root, 'options': table.options,
             'pending': journal if version.partitioned else none, 'garbage': journal['keep'] + journal['delete'],
-            'version': table.run_id, 'costs': table.costs}) ~ ')') %}
+            'version': table.run_id, 'costs': table.costs, 'note': table.get('note') or ''}) ~ ')') %}
     {% if version.partitioned %}
         {#- The definition holds no partition yet: add them, deleting nothing (the garbage waits). -#}
         {% do journal.update({'add_columns': [], 'keep': journal['keep'] + journal['delete'], 'delete': []}) %}

@@ -3,38 +3,50 @@
     docs/upsert.md ("Crash safety, step by step") names the macro of each step. -#}
 
 {% macro _upsert_rewrite_prepare(target, existing, sql, settings, mode, properties=none) %}
-    {#- Everything before the commit: the changes staged and checked, the new version written into
-        its own directory and checked, the journal of its commit, the overlap check. {'table',
-        'changes', 'change_info', 'skip': no changed rows, 'tombstones_only', 'version', 'facts',
-        'journal', 'recreate'}. Nothing of it touches the live table. `properties`: the table's, when
-        the run read them already. -#}
+    {#- Before the new version is written: the table read (and what a killed run left recovered), the
+        changes staged and checked. {'table', 'changes', 'change_info', 'stats': none, 'skip': no
+        changed rows, 'tombstones_only', 'mode'}. Nothing of it touches the live table.
+        `properties`: the table's, when the run read them already. -#}
     {% set table = joinery._upsert_read_table(target, existing, settings, mode.full, properties) %}
     {% set changes = joinery._upsert_stage_changes(sql, target) %}
-    {% set change_info = joinery._upsert_validate_changes(changes, settings, with_partitions=not table.full_build) %}
+    {% set change_info = joinery._upsert_validate_changes(changes, settings, with_partitions=not table.full_build,
+        companion=joinery._upsert_tombstones_companion(target, settings) if not table.full_build else none) %}
     {% do joinery._upsert_tombstone_columns(change_info, settings, changes) %}
     {% set prepared = {'table': table, 'changes': changes, 'change_info': change_info, 'mode': mode,
+        'stats': change_info.stats if not table.full_build else none,
         'skip': not table.full_build and change_info.rows == 0, 'tombstones_only': false} %}
     {% if not prepared.skip and not table.full_build %}
         {% do prepared.update({'tombstones_only': joinery._upsert_only_tombstones_change(target, changes,
             change_info, settings)}) %}
     {% endif %}
+    {{ return(prepared) }}
+{% endmacro %}
+
+
+{% macro _upsert_rewrite_write(target, existing, settings, prepared) %}
+    {#- The new version written into its own directory and checked, and the journal of its commit,
+        into `prepared` ('version', 'facts', 'journal', 'recreate'); nothing when nothing changed or
+        only tombstones did. The overlap check of a managed table comes last. -#}
     {% if prepared.skip or prepared.tombstones_only %}
-        {{ return(prepared) }}
+        {{ return(none) }}
     {% endif %}
+    {% set table = prepared.table %}
+    {% set changes = prepared.changes %}
     {% do table.update({'root': joinery._upsert_version_root(target, existing, table)}) %}
-    {% set version = joinery._upsert_write_version(target, table, changes, change_info, settings) %}
-    {% set facts = joinery._upsert_verify_version(target, version.stage, version.dir, version.plan, change_info,
-        table.full_build, settings, changes) %}
+    {% set version = joinery._upsert_write_version(target, table, changes, prepared.change_info, settings) %}
+    {% set facts = joinery._upsert_verify_version(target, version.stage, version.dir, version.plan,
+        prepared.change_info, table.full_build, settings, changes) %}
     {% set recreate = existing is not none and (not table.managed or version.plan.recreate) %}
     {#- The run's time, to the commit: the commit records it (`joinery.costs`, the cost rule's). -#}
-    {% do table.update({'costs': joinery._upsert_run_costs(mode)}) %}
+    {% do table.update({'costs': joinery._upsert_run_costs(prepared.mode), 'note': joinery._upsert_build_note(
+        prepared.change_info.started, settings, 'full' if table.full_build else 'incremental', target,
+        watermark=prepared.change_info.stats.watermark, feeds=prepared.mode.get('feeds'))}) %}
     {% do prepared.update({'version': version, 'facts': facts, 'recreate': recreate,
         'journal': joinery._upsert_journal(target, table, version, facts, recreate)}) %}
     {% if table.managed %}
         {% do joinery._upsert_check_no_overlap(target, table.root, table.properties, table.run_id, version.dir,
             changes) %}
     {% endif %}
-    {{ return(prepared) }}
 {% endmacro %}
 
 

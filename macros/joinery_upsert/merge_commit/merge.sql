@@ -1,106 +1,121 @@
 {#- joinery_upsert on delta and iceberg tables: the table format's own log is the commit, so none of
     the parquet path's bookkeeping (version directories, journal, janitor, written-row check). A full
-    build is one `create or replace` (replace.sql); an incremental run is one MERGE. Before either,
-    one preflight statement checks the SELECT against the table (docs/upsert.md, "delta and
-    iceberg": the statements a run sends). -#}
+    build is one `create or replace` (replace.sql). An incremental run stages its changed rows once
+    (pipeline/stage.sql), reads their figures and both schemas in one statement (pipeline/preflight.sql),
+    and sends one MERGE from the staged rows whose ON clause carries the literal key ranges they fall
+    in (docs/upsert.md, "delta and iceberg": the statements a run sends). -#}
 
 {% macro _upsert_merge_prepare(target, sql, settings, mode, state) %}
-    {#- Everything before the commit statement: the preflight (pipeline/preflight.sql) and its checks,
-        and for an incremental run the MERGE's plan. {'mode', 'preflight', 'found' (key, partition
-        and marker columns as the SELECT spells them), 'plan', 'stats', 'skip': no changed rows,
-        'change_info' and 'changes' (what tombstones.sql reads)}. Statistics are computed before the
-        MERGE only where it needs them: on iceberg, whose MERGE commits a snapshot even with nothing
-        to change and reports no figures, and for a partitioned table whose partition columns are
-        all key columns (their values make the ON clause's partition predicate, so the MERGE reads
-        only those partitions' files). On delta otherwise, a MERGE with nothing to change commits
-        nothing, and the key check is made in the MERGE itself (pipeline/checked_rows.sql). -#}
-    {% if not mode.full and state is none %}
-        {#- The tombstones' companion (tombstones.sql) comes without the state its table's run read. -#}
-        {% set state = joinery._upsert_table_state(target, settings) %}
-        {% do joinery._upsert_check_built(target, state.built, settings) %}
+    {#- Everything before the commit statement. {'mode', 'preflight', 'found' (key, partition and
+        marker columns as the SELECT spells them), 'stats' (an incremental run's figures), 'skip' (no
+        changed rows), 'changes' (the staged rows, a view name; the SELECT on a full build),
+        'change_info' (what tombstones.sql reads), 'plan' (the MERGE's columns)}. -#}
+    {% if mode.full %}
+        {% set lead = joinery._upsert_lead_seconds(mode) %}
+        {% set preflight = joinery._upsert_preflight('(\n' ~ sql ~ '\n)', none, settings) %}
+        {% set found = joinery._upsert_change_columns(none, settings, preflight.columns) %}
+        {{ return({'mode': mode, 'preflight': preflight, 'found': found, 'stats': none, 'skip': false, 'lead': lead,
+            'changes': '(\n' ~ sql ~ '\n)', 'change_info': joinery._upsert_change_info(preflight, found)}) }}
     {% endif %}
-    {% set prune = not mode.full and settings.partition_by | length > 0 and settings.partition_by | map('lower')
-        | reject('in', settings.unique_key | map('lower') | list) | list | length == 0 %}
-    {% set with_stats = not mode.full and (settings.file_format == 'iceberg' or prune) %}
-    {% set sql = joinery._upsert_merge_source(target, sql, settings) if not mode.full else sql %}
-    {% set preflight = joinery._upsert_preflight(sql, none if mode.full else target.render(), settings,
-        with_stats=with_stats) %}
-    {% set found = joinery._upsert_change_columns(none, settings, preflight.columns) %}
-    {% set prepared = {'mode': mode, 'preflight': preflight, 'found': found, 'prune': prune, 'sql': sql,
-        'stats': preflight.stats, 'skip': with_stats and preflight.stats.rows == 0, 'changes': '(\n' ~ sql ~ '\n)',
-        'change_info': {'columns': preflight.columns, 'keys': found['keys'], 'deleted': found.deleted}} %}
-    {% if with_stats %}
-        {% do joinery._upsert_check_stats(preflight.stats, found, settings) %}
-    {% endif %}
-    {% if not mode.full %}
-        {% do prepared.update({'plan': joinery._upsert_merge_plan(target, preflight, found, settings)}) %}
-    {% endif %}
-    {{ return(prepared) }}
+    {% set changes = joinery._upsert_stage_changes(sql, target) %}
+    {% set lead = joinery._upsert_lead_seconds(mode) %}
+    {% set preflight = joinery._upsert_preflight(changes, target.render(), settings, with_stats=true,
+        companion=joinery._upsert_tombstones_companion(target, settings), with_ranges=true) %}
+    {% set found = joinery._upsert_change_columns(changes, settings, preflight.columns) %}
+    {% do joinery._upsert_check_stats(preflight.stats, found, settings, changes) %}
+    {{ return({'mode': mode, 'preflight': preflight, 'found': found, 'stats': preflight.stats, 'lead': lead,
+        'skip': preflight.stats.rows == 0, 'changes': changes, 'staged': true, 'source': changes, 'versions': none,
+        'change_info': joinery._upsert_change_info(preflight, found),
+        'plan': joinery._upsert_merge_plan(target, preflight, found, settings, changes)}) }}
 {% endmacro %}
 
 
-{% macro _upsert_merge_commit(target, existing, sql, settings, prepared) %}
+{% macro _upsert_merge_planned(target, sql, settings, mode, plan) %}
+    {#- _upsert_merge_prepare for a run its capability planned (contract/plan.sql): the plan holds the
+        columns of the SELECT and of the table and the figures of the new input, so nothing is sent
+        before the commit. The MERGE reads the SELECT itself, with the key and partition checks in its
+        source (pipeline/checked_rows.sql), and compares the plan's version columns. -#}
+    {% set preflight = {'columns': plan.columns, 'target_columns': plan.target_columns, 'started': plan.started,
+        'stats': none} %}
+    {% set found = joinery._upsert_change_columns(none, settings, plan.columns) %}
+    {% set stats = {'rows': plan.rows, 'live_rows': plan.rows - plan.deletes, 'duplicates': 0, 'duplicate_key': none,
+        'partitions': plan.partitions, 'key_ranges': plan.key_ranges, 'watermark': plan.watermark,
+        'tombstone_changes': plan.deletes} %}
+    {% do joinery._upsert_partition_values(stats.partitions) %}
+    {{ return({'mode': mode, 'preflight': preflight, 'found': found, 'stats': stats, 'skip': plan.rows == 0,
+        'lead': plan.lead, 'changes': '(\n' ~ sql ~ '\n)', 'staged': false, 'versions': plan.versions,
+        'source': '(\n' ~ joinery._upsert_checked_rows_sql(sql, found, settings) ~ '\n)',
+        'change_info': joinery._upsert_change_info(preflight, found),
+        'plan': joinery._upsert_merge_plan(target, preflight, found, settings, none)}) }}
+{% endmacro %}
+
+
+{% macro _upsert_change_info(preflight, found) %}
+    {#- What tombstones.sql reads of the changed rows: their columns, key and delete marker. -#}
+    {{ return({'columns': preflight.columns, 'keys': found['keys'], 'deleted': found.deleted}) }}
+{% endmacro %}
+
+
+{% macro _upsert_merge_commit(target, existing, settings, prepared) %}
     {#- The one commit: `create or replace` on a full build (replace.sql), else one MERGE; none when
-        there is nothing to change. -#}
+        there is nothing to change. The staged rows are dropped after it. -#}
     {% if prepared.mode.full %}
-        {% do joinery._upsert_merge_replace(target, existing, sql, settings, prepared) %}
-    {% elif prepared.skip %}
-        {% call statement('main') %}select 'joinery_upsert: no changed rows' as status{% endcall %}
+        {% do joinery._upsert_merge_replace(target, existing, settings, prepared) %}
+        {{ return(none) }}
+    {% endif %}
+    {% if prepared.skip %}
+        {% do store_raw_result('main', message='no changed rows', code='OK', rows_affected=0) %}
         {{ log('joinery_upsert ' ~ target ~ ': no changed rows, table left unchanged', info=true) }}
     {% else %}
-        {% do joinery._upsert_merge_changes(target, prepared.sql, settings, prepared) %}
+        {% do joinery._upsert_merge_changes(target, settings, prepared) %}
+    {% endif %}
+    {% if prepared.staged %}
+        {% do joinery._upsert_drop_changes(prepared.changes) %}
     {% endif %}
 {% endmacro %}
 
 
-{% macro _upsert_merge_source(target, sql, settings) %}
-    {#- The changed rows as the MERGE reads them. On delta, a temporary view of the SELECT (one
-        statement, nothing computed), and `select * from` it: a MERGE whose source reads the target
-        table in a subquery (a watermark, `{{ this }}`) fails on Delta 4.4 with "Table does not
-        support reads" when the source also reads a non-Delta table, and a view's plan, analyzed when
-        the view is created, does not. The view is named by the relation, so the next run replaces
-        it; it holds no data. Iceberg reads the SELECT as it is. -#}
-    {% if settings.file_format != 'delta' %}
-        {{ return(sql) }}
-    {% endif %}
-    {% set view = target.identifier ~ '__joinery_changes_' ~ local_md5(target.render())[:8] %}
-    {% do run_query('create or replace temporary view ' ~ view ~ ' as\n' ~ sql) %}
-    {{ return('select * from ' ~ view) }}
-{% endmacro %}
-
-
-{% macro _upsert_merge_changes(target, sql, settings, prepared) %}
-    {#- One MERGE of the changed rows, with the key and partition checks in its source. -#}
+{% macro _upsert_merge_changes(target, settings, prepared) %}
+    {#- One MERGE of the staged rows, the run's note set around it (_upsert_note_commit). Its ON
+        clause carries the key ranges of the changes and, for a table partitioned by key columns only,
+        their partitions: Delta and Iceberg then read only the files those can match. -#}
     {% set plan = prepared.plan %}
-    {% set target_filter = joinery._partition_predicate(plan.partition_columns,
-        joinery._upsert_partition_values(prepared.stats.partitions), alias='target') if prepared.prune else none %}
     {% set evolve = plan.added | length > 0 %}
     {% if evolve and settings.file_format == 'iceberg' %}
         {% do joinery._upsert_add_columns(target, prepared.preflight.columns, plan.added) %}
         {% set evolve = false %}
     {% endif %}
-    {#- The run's note, which carries the last full build's time forward: always on iceberg (its
-        notes are set anyway), on delta only once that build is half the history read back, since
-        there the note costs a SET and a RESET (merge_commit/table_state.sql). -#}
-    {% set costs = prepared.mode.get('costs') or {} %}
-    {% set noted = settings.file_format == 'iceberg' or costs.get('full_age', 0) >= 10
-        or joinery._upsert_read_versions() is not none %}
     {% set note = joinery._upsert_build_note(prepared.preflight.started, settings, 'incremental', target,
-        full_seconds=costs.get('full_seconds')) %}
-    {% if noted %}
-        {% do joinery._upsert_note_commit(settings, note, merge=true) %}
-    {% endif %}
+        carried=prepared.mode.get('costs'), lead=prepared.lead, watermark=prepared.stats.watermark,
+        feeds=prepared.mode.get('feeds')) %}
+    {% do joinery._upsert_note_commit(settings, note, merge=true) %}
     {% call statement('main', fetch_result=true) %}
-        {{ joinery.upsert_merge_sql(target.render(),
-            '(\n' ~ joinery._upsert_checked_rows_sql(sql, prepared.found, settings) ~ '\n)',
-            prepared.found['keys'], plan.names, prepared.found.deleted, target_filter=target_filter,
+        {{ joinery.upsert_merge_sql(target.render(), prepared.source, prepared.found['keys'], plan.names,
+            prepared.found.deleted, target_filter=joinery._upsert_merge_target_filter(prepared, settings),
             column_types=plan.types if settings.skip_unchanged else none, null_columns=plan.null_columns,
-            schema_evolution=evolve) }}
+            schema_evolution=evolve, versions=prepared.versions, partial_column=prepared.found.get('partial'),
+            partial_columns=(prepared.mode.get('partial') or {}).get('columns')) }}
     {% endcall %}
-    {% if noted %}
-        {% do joinery._upsert_note_commit(settings, none, merge=true) %}
+    {% do joinery._upsert_note_commit(settings, none, merge=true) %}
+    {% do joinery._upsert_merge_report(target, load_result('main'), prepared.stats, settings) %}
+{% endmacro %}
+
+
+{% macro _upsert_merge_target_filter(prepared, settings) %}
+    {#- The condition on the table's rows the MERGE's ON clause adds: the literal ranges of the first
+        key column the changes fall in, and for a table partitioned by key columns only, their
+        partitions (a partition column outside the key may change with a row, so it cannot prune). -#}
+    {% set key = prepared.found['keys'][0] %}
+    {% set stored = joinery._find_column(prepared.preflight.target_columns | map(attribute='name') | list, key) %}
+    {% set key_type = (prepared.preflight.target_columns | selectattr('name', 'equalto', stored) | first)['type'] %}
+    {% set terms = [joinery._key_range_predicate(stored, key_type, prepared.stats.key_ranges, 'target')] %}
+    {% set prune = settings.partition_by | length > 0 and settings.partition_by | map('lower')
+        | reject('in', settings.unique_key | map('lower') | list) | list | length == 0 %}
+    {% if prune %}
+        {% do terms.append(joinery._partition_predicate(prepared.plan.partition_columns,
+            joinery._upsert_partition_values(prepared.stats.partitions), alias='target')) %}
     {% endif %}
-    {% do joinery._upsert_merge_report(target, load_result('main'), prepared.stats) %}
+    {{ return(terms | join(' and ')) }}
 {% endmacro %}
 
 
@@ -116,19 +131,19 @@
 {% endmacro %}
 
 
-{% macro _upsert_check_stats(stats, found, settings) %}
+{% macro _upsert_check_stats(stats, found, settings, changes) %}
     {#- The preflight's figures, where it computed them: one row per key, no NULL partition value, and
         a delete marker spelled as configured (the figures read it by that name). -#}
     {% if found.deleted is not none and found.deleted != settings.deleted_column %}
         {{ joinery._upsert_argument_error('deleted_column', settings.deleted_column, "the model's SELECT spells it "
-            ~ found.deleted ~ ': spell the column as deleted_column does') }}
+            ~ found.deleted ~ ': spell the column as deleted_column does', changes) }}
     {% endif %}
     {% if stats.duplicates > 1 %}
         {{ joinery._upsert_fail('the changed rows hold ' ~ stats.duplicates ~ ' rows for the key '
             ~ stats.duplicate_key ~ ' (unique_key ' ~ tojson(found['keys']) ~ '); an upsert batch needs one row '
-            ~ 'per key: deduplicate it in the model (e.g. joinery.dedup_latest)') }}
+            ~ 'per key: deduplicate it in the model (e.g. joinery.dedup_latest)', changes) }}
     {% endif %}
-    {% do joinery._upsert_partition_values(stats.partitions) %}
+    {% do joinery._upsert_partition_values(stats.partitions, changes) %}
 {% endmacro %}
 
 
@@ -152,7 +167,7 @@
 {% endmacro %}
 
 
-{% macro _upsert_merge_plan(target, preflight, found, settings) %}
+{% macro _upsert_merge_plan(target, preflight, found, settings, changes) %}
     {#- The MERGE's columns against the table's: {'names' (stored columns of the SELECT), 'types'
         ({name: the table's type} of those the table has), 'added' (the others: added by the MERGE's
         schema evolution),
@@ -161,7 +176,7 @@
         or a changed set of columns under on_schema_change='fail', fails the run. -#}
     {% set names = joinery._upsert_stored_names(preflight.columns, found) %}
     {% set table_names = preflight.target_columns | map(attribute='name') | list %}
-    {% do joinery._upsert_check_schema_unchanged(settings, none, target.render(), table_names, names) %}
+    {% do joinery._upsert_check_schema_unchanged(settings, changes, target.render(), table_names, names) %}
     {% set plan = {'names': names, 'types': {}, 'added': [], 'null_columns': [], 'partition_columns': []} %}
     {% for column in preflight.columns if column.name in names %}
         {% set stored = joinery._find_column(table_names, column.name) %}
@@ -171,7 +186,7 @@
             {% do plan.added.append(column.name) %}
         {% elif not joinery._upsert_types_compatible(table_type, column.type) %}
             {{ joinery._upsert_fail('column ' ~ column.name ~ ' is ' ~ column.type ~ ' in the model but ' ~ table_type
-                ~ ' in ' ~ target ~ '; cast it in the model, or change the type with --full-refresh') }}
+                ~ ' in ' ~ target ~ '; cast it in the model, or change the type with --full-refresh', changes) }}
         {% else %}
             {% do plan.types.update({column.name: table_type}) %}
         {% endif %}
@@ -188,22 +203,37 @@
 {% endmacro %}
 
 
-{% macro _upsert_merge_report(target, result, stats) %}
-    {#- The run's figures in its adapter response and log line: from the MERGE's own result row on
-        delta (num_affected_rows, num_updated_rows, num_deleted_rows, num_inserted_rows), from the
-        preflight's on iceberg, whose MERGE returns none. -#}
+{% macro _upsert_merge_report(target, result, stats, settings) %}
+    {#- The run's figures in its adapter response and log line: the MERGE's own result row on delta
+        (num_affected_rows, num_updated_rows, num_deleted_rows, num_inserted_rows); on iceberg, whose
+        MERGE returns none, the summary of the snapshot it committed (one statement). -#}
     {% set row = result.table.rows[0] if result.table is not none and result.table.rows | length > 0 else none %}
     {% if row is not none and row | length >= 4 %}
-        {% set summary = row[3] ~ ' inserted, ' ~ row[1] ~ ' updated, ' ~ row[2] ~ ' deleted' %}
-        {% set affected = row[0] | int %}
-    {% elif stats is not none %}
-        {% set summary = stats.rows ~ ' changed rows (' ~ (stats.rows - stats.live_rows) ~ ' deletes)' %}
-        {% set affected = stats.rows %}
+        {% set figures = {'inserted': row[3] | int, 'updated': row[1] | int, 'deleted': row[2] | int} %}
+    {% elif settings.file_format == 'iceberg' %}
+        {% set figures = joinery._upsert_iceberg_figures(target) %}
     {% else %}
+        {% set figures = none %}
+    {% endif %}
+    {% if figures is none %}
         {{ log('joinery_upsert ' ~ target ~ ': merged', info=true) }}
         {{ return(none) }}
     {% endif %}
-    {% do store_raw_result('main', message='MERGE ' ~ summary, code='MERGE', rows_affected=affected,
-        agate_table=result.table) %}
+    {% set summary = figures.inserted ~ ' inserted, ' ~ figures.updated ~ ' updated, ' ~ figures.deleted ~ ' deleted' %}
+    {% do store_raw_result('main', message='MERGE ' ~ summary, code='MERGE',
+        rows_affected=figures.inserted + figures.updated + figures.deleted, agate_table=result.table) %}
     {{ log('joinery_upsert ' ~ target ~ ': ' ~ summary ~ ' (MERGE)', info=true) }}
+{% endmacro %}
+
+
+{% macro _upsert_iceberg_figures(target) %}
+    {#- The rows an iceberg MERGE inserted, updated and deleted, from the summary of the table's newest
+        snapshot (Iceberg 1.11+ writes `spark.merge-into.*` there). -#}
+    {% set summary = fromjson(run_query('select to_json(summary) from ' ~ target.render()
+        ~ '.snapshots order by committed_at desc limit 1').rows[0][0] or '{}') %}
+    {% set found = {} %}
+    {% for name in ['inserted', 'updated', 'deleted'] %}
+        {% do found.update({name: (summary or {}).get('spark.merge-into.num-target-rows-' ~ name, 0) | int}) %}
+    {% endfor %}
+    {{ return(found) }}
 {% endmacro %}

@@ -2,13 +2,15 @@
     override it (dispatch) or issue it itself. -#}
 
 {% macro upsert_merge_sql(target, source, unique_key, columns, deleted_column=none, target_filter=none,
-    column_types=none, null_columns=none, schema_evolution=false) %}
+    column_types=none, null_columns=none, schema_evolution=false, versions=none, partial_column=none,
+    partial_columns=none) %}
     {{ return(adapter.dispatch('upsert_merge_sql', 'joinery')(target, source, unique_key, columns, deleted_column,
-        target_filter, column_types, null_columns, schema_evolution)) }}
+        target_filter, column_types, null_columns, schema_evolution, versions, partial_column, partial_columns)) }}
 {% endmacro %}
 
 {% macro default__upsert_merge_sql(target, source, unique_key, columns, deleted_column=none, target_filter=none,
-    column_types=none, null_columns=none, schema_evolution=false) %}
+    column_types=none, null_columns=none, schema_evolution=false, versions=none, partial_column=none,
+    partial_columns=none) %}
     {#- Delete matched keys whose marker is true, update the other matched keys, insert new keys that
         are not deletes. Columns are listed (not `*`) because the source also has the delete marker,
         which is not stored. `target_filter` (a condition on `target.`, e.g. the partitions the
@@ -17,12 +19,22 @@
         as it is (no rewritten row, no deletion vector). `null_columns`: columns of the table the
         source lacks, set to NULL in the rows it updates. `schema_evolution`: the source's columns
         that `column_types` does not name, which the table lacks, are added in the MERGE's own
-        commit. Assignments name the target's columns bare: Delta resolves a column added by schema
-        evolution only so. -#}
+        commit. `versions` (the columns that order a key's versions, greatest first compared): a
+        matched row is updated or deleted only when its change's version is newer, so a change may
+        hold versions older than the table's and they change nothing. `partial_column`: a boolean
+        column of the source marking partial rows, which update only `partial_columns` of a matched
+        row and never insert. Assignments name the target's columns bare: Delta resolves a column
+        added by schema evolution only so. -#}
     {% set keys = joinery._as_list(unique_key, 'unique_key', 'upsert_merge_sql') %}
     {% set names = joinery._as_list(columns, 'columns', 'upsert_merge_sql') %}
     {% set deleted = 'coalesce(source.' ~ joinery._quote_identifier(deleted_column)
         ~ ', false)' if deleted_column else 'false' %}
+    {% set newer = ' and ' ~ joinery._newer_version_sql(versions, 'source', 'target') if versions else '' %}
+    {% set partial = 'coalesce(source.' ~ joinery._quote_identifier(partial_column) ~ ', false)' if partial_column else none %}
+    {% set partial_updates = [] %}
+    {% for name in partial_columns or [] %}
+        {% do partial_updates.append(joinery._quote_identifier(name) ~ ' = source.' ~ joinery._quote_identifier(name)) %}
+    {% endfor %}
     {% set updates = [] %}
     {% set same = [] %}
     {% for name in names if name not in keys %}
@@ -48,11 +60,14 @@ on {{ joinery._key_match(keys, 'target', 'source') }}
 {%- if target_filter %}
     and {{ target_filter }}
 {%- endif %}
-when matched and {{ deleted }} then delete
-{%- if updates %}
-when matched{{ ' and not (' ~ same | join(' and ') ~ ')' if same else '' }} then update set {{ updates | join(', ') }}
+when matched{{ newer }} and {{ deleted }} then delete
+{%- if partial and partial_updates %}
+when matched and {{ partial }} then update set {{ partial_updates | join(', ') }}
 {%- endif %}
-when not matched and not {{ deleted }} then insert ({{ joinery._quoted_column_list(names) }})
+{%- if updates %}
+when matched{{ newer }}{{ ' and not (' ~ same | join(' and ') ~ ')' if same else '' }} then update set {{ updates | join(', ') }}
+{%- endif %}
+when not matched and not {{ deleted }}{{ ' and not ' ~ partial if partial else '' }} then insert ({{ joinery._quoted_column_list(names) }})
     values ({{ joinery._quoted_column_list(names, 'source') }})
     {%- endset %}
     {{ return(merge) }}

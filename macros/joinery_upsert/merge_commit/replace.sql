@@ -1,16 +1,17 @@
 {#- A full build of a delta or iceberg table: one `create or replace table ... as select`, the table
     format's own atomic commit (the previous version stays readable by time travel). -#}
 
-{% macro _upsert_merge_replace(target, existing, sql, settings, prepared) %}
-    {#- The whole table from the SELECT's live rows, with the one-row-per-key check in the same
-        statement. joinery's facts go into the statement's own table properties: `joinery.unique_key`,
-        `joinery.partition_by`, and `joinery.build`, the run's note (table_state.sql). `create or
-        replace` cannot change a table's provider, so a table of another format is dropped first:
-        not atomic, that one case. -#}
+{% macro _upsert_merge_replace(target, existing, settings, prepared) %}
+    {#- The whole table from the SELECT's live rows, in the model's write order (_upsert_write_order),
+        with the one-row-per-key check in the same statement. joinery's facts go into the
+        statement's own table properties: `joinery.unique_key`, `joinery.partition_by`, and
+        `joinery.build`, the run's note (table_state.sql). `create or replace` cannot change a
+        table's provider, so a table of another format is dropped first: not atomic, that one case. -#}
     {% set found = prepared.found %}
     {% set names = joinery._upsert_stored_names(prepared.preflight.columns, found) %}
-    {% set note = joinery._upsert_build_note(prepared.preflight.started, settings, 'full', target) %}
-    {% set properties = joinery._upsert_format_properties(settings.file_format) %}
+    {% set note = joinery._upsert_build_note(prepared.preflight.started, settings, 'full', target,
+        lead=prepared.lead, first=prepared.mode.reason == 'first build', feeds=prepared.mode.get('feeds')) %}
+    {% set properties = joinery._upsert_format_properties(settings) %}
     {% do properties.update(joinery._upsert_model_properties()) %}
     {% do properties.update({'joinery.unique_key': tojson(settings.unique_key | map('lower') | list),
         'joinery.partition_by': tojson(settings.partition_by | map('lower') | list), 'joinery.build': note}) %}
@@ -25,13 +26,14 @@
     {% do joinery._upsert_note_commit(settings, note) %}
     {% call statement('main') %}
         create or replace table {{ target.render() }}
-        {{ joinery._upsert_storage_clause(settings) }}
+        {{ joinery._upsert_storage_clause(settings, write_options=joinery._upsert_write_options(settings)) }}
         {%- if location %}
         location {{ joinery._sql_string(location ~ '/' ~ target.identifier) }}
         {%- endif %}
         tblproperties ({{ assignments | join(', ') }})
         as select {{ joinery._quoted_column_list(names) }}
-        from ({{ joinery._upsert_checked_rows_sql(sql, found, settings) }}) as changed
+        from ({{ joinery._upsert_checked_rows_sql(joinery._upsert_ordered_sql(prepared.changes, settings), found,
+            settings) }}) as changed
         where {{ joinery._upsert_live_condition(found, 'changed') }}
     {% endcall %}
     {% do joinery._upsert_note_commit(settings, none) %}
@@ -43,15 +45,32 @@
 {% endmacro %}
 
 
-{% macro _upsert_format_properties(file_format) %}
+{% macro _upsert_ordered_sql(rows, settings) %}
+    {#- The rows, range-partitioned by the write order (settings.write_order: the unique_key by
+        default) so that each output task, and so each file, holds one slice of it; the one-row-per-key
+        window over them then needs no other exchange, and sorts each task's rows by the key. Without
+        a write order (write_order none), the rows as they are. -#}
+    {% if not settings.write_order %}
+        {{ return('select * from ' ~ rows) }}
+    {% endif %}
+    {{ return('select /*+ repartition_by_range(' ~ joinery._quoted_column_list(settings.write_order) ~ ') */ *\nfrom '
+        ~ rows ~ ' as joinery_rows') }}
+{% endmacro %}
+
+
+{% macro _upsert_format_properties(settings) %}
     {#- The table properties joinery sets on the delta and iceberg tables it creates: deletion
         vectors on delta; format version 2 with merge-on-read on iceberg, so that a MERGE writes
         delete files instead of rewriting the data files it touches. -#}
-    {% if file_format == 'delta' %}
+    {% if settings.file_format == 'delta' %}
         {{ return({'delta.enableDeletionVectors': 'true'}) }}
-    {% elif file_format == 'iceberg' %}
-        {{ return({'format-version': '2', 'write.delete.mode': 'merge-on-read',
-            'write.update.mode': 'merge-on-read', 'write.merge.mode': 'merge-on-read'}) }}
+    {% elif settings.file_format == 'iceberg' %}
+        {% set properties = {'format-version': '2', 'write.delete.mode': 'merge-on-read',
+            'write.update.mode': 'merge-on-read', 'write.merge.mode': 'merge-on-read'} %}
+        {% if settings.file_bytes %}
+            {% do properties.update({'write.target-file-size-bytes': settings.file_bytes | string}) %}
+        {% endif %}
+        {{ return(properties) }}
     {% endif %}
     {{ return({}) }}
 {% endmacro %}

@@ -1,17 +1,12 @@
 {#- Checks of the model's SELECT against the config and the table, shared by both commit paths. -#}
 
-{% macro _upsert_drop_changes(changes) %}
-    {#- Drop the run's cached changes (`drop view` uncaches a temp view as it drops it): at the end of
-        a run, and in _upsert_fail before each error once they are cached. -#}
-    {% do run_query('drop view if exists ' ~ changes) %}
-{% endmacro %}
-
-
 {% macro _upsert_change_columns(changes, settings, columns) %}
     {#- The key, partition and delete-marker columns of the config, as the SELECT spells them
-        ({'keys', 'partition_by', 'deleted'}); a missing or unusable one fails the run. -#}
+        ({'keys', 'partition_by', 'deleted', 'partial': the partial-row marker, contract.sql}); a
+        missing or unusable one fails the run. -#}
     {% set names = columns | map(attribute='name') | list %}
-    {% set found = {'keys': [], 'partition_by': [], 'deleted': joinery._find_column(names, settings.deleted_column)} %}
+    {% set found = {'keys': [], 'partition_by': [], 'deleted': joinery._find_column(names, settings.deleted_column),
+        'partial': joinery._find_column(names, joinery._upsert_partial_column())} %}
     {% for argument, wanted in [('unique_key', settings.unique_key), ('partition_by', settings.partition_by)] %}
         {% for column in wanted %}
             {% set name = joinery._find_column(names, column) %}

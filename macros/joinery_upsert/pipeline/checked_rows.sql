@@ -29,9 +29,10 @@
 
 
 {% macro _upsert_stored_names(columns, found) %}
-    {#- The names of the columns the table stores: the SELECT's without the delete marker, partition
-        columns last (Spark stores them after the data columns). -#}
-    {% set names = columns | map(attribute='name') | reject('equalto', found.deleted) | list %}
+    {#- The names of the columns the table stores: the SELECT's without the delete marker and the
+        partial-row marker, partition columns last (Spark stores them after the data columns). -#}
+    {% set names = columns | map(attribute='name') | reject('equalto', found.deleted)
+        | reject('equalto', found.get('partial')) | list %}
     {% set ordered = names | reject('in', found.partition_by) | list %}
     {{ return(ordered + found.partition_by) }}
 {% endmacro %}

@@ -3,7 +3,8 @@
 
 {% macro _upsert_settings() %}
     {#- The model's joinery_upsert config, validated: unique_key, deleted_column, partition_by,
-        file_format, options, on_schema_change, tombstones, rebuild_threshold, skip_unchanged. -#}
+        file_format, options, on_schema_change, tombstones, rebuild_threshold, skip_unchanged,
+        write_order, rows_per_file, file_bytes. -#}
     {% set unique_key = config.get('unique_key') %}
     {% if unique_key is none or unique_key == [] or unique_key == '' %}
         {{ joinery._upsert_argument_error('unique_key', unique_key,
@@ -34,6 +35,7 @@
         'tombstones': joinery._upsert_settings_tombstones(), 'rebuild_threshold': joinery._upsert_settings_rebuild(),
         'skip_unchanged': joinery._upsert_settings_skip_unchanged()} %}
     {% do settings.update(joinery._upsert_settings_storage()) %}
+    {% do settings.update(joinery._upsert_settings_layout(settings)) %}
     {{ return(settings) }}
 {% endmacro %}
 
@@ -81,35 +83,15 @@
 {% endmacro %}
 
 
-{% macro _upsert_settings_rebuild() %}
-    {#- The rebuild_threshold config as a positive number, or none for 'always_incremental' (the cost
-        rule off, pipeline/rebuild.sql). Default 1: rebuild when incremental runs cost more than a
-        full build. -#}
-    {% set value = config.get('rebuild_threshold', 1) %}
-    {% if value in [none, 'always_incremental'] %}
-        {{ return(none) }}
-    {% endif %}
-    {#- A config set in dbt_project.yml through a var arrives as text. -#}
-    {% if value is string and modules.re.fullmatch('[0-9]+([.][0-9]+)?', value.strip()) %}
-        {% set value = value.strip() | float %}
-    {% endif %}
-    {% if value is not number or value is boolean or value <= 0 %}
-        {{ joinery._upsert_argument_error('rebuild_threshold', value, "expected a positive number (rebuild when the "
-            ~ "last incremental run took longer than that many times the last full build; default 1) or "
-            ~ "'always_incremental'") }}
-    {% endif %}
-    {{ return(value | float) }}
-{% endmacro %}
-
-
 {% macro _upsert_settings_skip_unchanged() %}
     {#- The skip_unchanged config: whether a MERGE leaves a matched row equal to its change as it is.
-        Default true, false for a change-feed model (config change_feed): the comparison reads every
-        column of the files a delta MERGE touches, where the update alone reads their keys, and a
-        change-feed model's rows are mostly real changes. -#}
+        Default true where the SELECT may yield unchanged rows; false where its rows say what changed:
+        a change-feed model (config change_feed) and a model whose versions joinery_upsert keeps
+        (config tombstones: compact, which compares its new versions with the table's rows itself).
+        The comparison reads every column of the files a MERGE touches. -#}
     {% set value = config.get('skip_unchanged') %}
     {% if value is none %}
-        {{ return(not config.get('change_feed')) }}
+        {{ return(not (config.get('change_feed') or config.get('tombstones'))) }}
     {% elif value is not boolean %}
         {{ joinery._upsert_argument_error('skip_unchanged', value, 'expected true (leave a row equal to its change '
             ~ 'as it is; default) or false (update every matched row: a cheaper MERGE on wide delta tables)') }}
@@ -197,7 +179,7 @@
 {% endmacro %}
 
 
-{% macro _upsert_storage_clause(settings, staging=false) %}
+{% macro _upsert_storage_clause(settings, staging=false, write_options={}) %}
     {#- using <format> [options (...)] [partitioned by (...)] for the target and its staging tables.
         A staging table of a data source format (parquet, orc) writes no `_SUCCESS` marker into the
         version directory (Spark passes a table's options to its writer's Hadoop configuration), so
@@ -205,7 +187,7 @@
         (_upsert_delete_directories). Hive SerDe inserts write no marker. -#}
     {% set clause = 'using ' ~ settings.file_format %}
     {% set options = [] %}
-    {% for key, value in settings.options.items() %}
+    {% for key, value in settings.options.items() | list + write_options.items() | list %}
         {% do options.append(joinery._sql_string(key) ~ ' = ' ~ joinery._sql_string(value)) %}
     {% endfor %}
     {% if staging and settings.file_format != 'hive' %}
@@ -218,4 +200,41 @@
         {% set clause = clause ~ '\npartitioned by (' ~ joinery._quoted_column_list(settings.partition_by) ~ ')' %}
     {% endif %}
     {{ return(clause) }}
+{% endmacro %}
+
+
+{% macro _upsert_settings_layout(settings) %}
+    {#- How a delta or iceberg full build lays out its rows: {'write_order': the columns it sorts
+        them by (config write_order: the unique_key by default, a list of columns, or none), and the
+        size of its files: 'rows_per_file' (delta, config rows_per_file, default 250000) and
+        'file_bytes' (iceberg's write.target-file-size-bytes, default 16 MB, unless tblproperties
+        sets it)}. Files in key order, each holding one key slice, let a MERGE read only the files its
+        changes fall in; smaller files narrow that further, at a cost to every reader per file
+        (docs/upsert.md, "Table layout"). parquet, orc and Hive tables keep the SELECT's order. -#}
+    {% if settings.file_format not in ('delta', 'iceberg') %}
+        {{ return({'write_order': [], 'rows_per_file': none, 'file_bytes': none}) }}
+    {% endif %}
+    {% set order = config.get('write_order', 'unique_key') %}
+    {% if order == 'unique_key' %}
+        {% set order = settings.unique_key %}
+    {% elif order is none or order == 'none' %}
+        {% set order = [] %}
+    {% else %}
+        {% set order = joinery._upsert_column_list('write_order', order) %}
+    {% endif %}
+    {% set rows = config.get('rows_per_file', 250000) %}
+    {% if rows is not number or rows is boolean or rows < 1 %}
+        {{ joinery._upsert_argument_error('rows_per_file', rows, 'expected a positive number of rows (delta files '
+            ~ 'written by a full build hold at most that many; default 250000)') }}
+    {% endif %}
+    {% set own = (config.get('tblproperties') or {}).get('write.target-file-size-bytes') %}
+    {{ return({'write_order': order, 'rows_per_file': rows | int if settings.file_format == 'delta' else none,
+        'file_bytes': 16 * 1024 * 1024 if settings.file_format == 'iceberg' and own is none else none}) }}
+{% endmacro %}
+
+
+{% macro _upsert_write_options(settings) %}
+    {#- The writer options of a delta full build (OPTIONS of its `create or replace`, not kept as table
+        properties): its rows per file. -#}
+    {{ return({'maxRecordsPerFile': settings.rows_per_file | string} if settings.rows_per_file else {}) }}
 {% endmacro %}
