@@ -276,7 +276,7 @@ def test_new_batches_then_a_repeated_batch(built, dbt, spark):
     # rows' figures) in one statement, the probe; the watermark itself comes from the note of the
     # table's last commit, which commits with the rows, so no run stores one of its own.
     for model in MODELS:
-        probes = [sql for node, sql in statements if node.endswith(model) and "count_if(_joinery_is_delete)" in sql]
+        probes = [sql for node, sql in statements if node.endswith(model) and "as joinery_new_rows" in sql]
         assert len(probes) == 1, (model, probes)
     assert not [sql for _, sql in statements if "joinery.watermark" in sql]
     after = locations(spark, "compaction_partitioned_incremental")

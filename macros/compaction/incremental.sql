@@ -107,10 +107,10 @@
     {#- Where the table stands against its sources, in one statement: the watermark (the newest
         loaded_at the table applied: from its last commit's note, else read from the table once), the
         snapshot's newest loaded_at, whether the snapshot is a new full pull (rebase: one newer than
-        the watermark), and of the new delta rows' winners (loaded_at above the watermark, each key's
-        newest, those beaten by their tombstone left out): their count and deletes, the key ranges
-        and partitions they fall in, their newest loaded_at; and the time on Spark's clock (the
-        run's start, for the cost rule). A pull stamped before the newest delta batch the table holds
+        the watermark), and of the new delta rows (loaded_at above the watermark): their count and
+        deletes, the key ranges and partitions they fall in, their newest loaded_at; and the time on
+        Spark's clock (the run's start, for the cost rule). A filtered scan of the deltas, no ranking:
+        the winners the run's SELECT ranks are among these rows. A pull stamped before the newest delta batch the table holds
         is not taken for a new one (docs/compaction.md, "New snapshots"). Without loaded_at every
         delta row is read again each run: no watermark, no figures. -#}
     {% set lead_from = modules.datetime.datetime.now().timestamp() %}
@@ -155,18 +155,18 @@ with
     tombstones=tombstones.live if tombstones else none) }}
 
 select
-    {{ joinery._watermark_text_sql(watermark_sql, loaded_entry.type) }},
-    {{ newest_sql }},
-    cast({{ newest_sql }} as {{ loaded_entry.type }}) > {{ watermark_sql }},
-    {{ joinery._key_ranges_sql('select * from delta_winners', settings.key[0], 16) }},
-    count(*),
-    count_if(_joinery_is_delete),
+    {{ joinery._watermark_text_sql(watermark_sql, loaded_entry.type) }} as joinery_watermark,
+    {{ newest_sql }} as joinery_snapshot_newest,
+    cast({{ newest_sql }} as {{ loaded_entry.type }}) > {{ watermark_sql }} as joinery_new_pull,
+    {{ joinery._key_ranges_sql('select * from delta_rows', settings.key[0], 16) }} as joinery_key_ranges,
+    count(*) as joinery_new_rows,
+    count_if({{ joinery._compaction_deleted_sql(settings) }}) as joinery_new_deletes,
     {{ ('to_json(array_sort(collect_set(array(' ~ joinery._partition_casts(partition_names) | join(', ') ~ '))))')
-        if partition_names else 'cast(null as string)' }},
+        if partition_names else 'cast(null as string)' }} as joinery_partitions,
     to_json(named_struct('value', max({{ joinery._quote_identifier(settings.loaded_at) }})),
-        map('timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSSXXX')),
-    cast(current_timestamp() as string)
-from delta_winners
+        map('timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSSXXX')) as joinery_newest,
+    cast(current_timestamp() as string) as joinery_started
+from delta_rows
     {%- endset %}
     {{ return(probe_sql) }}
 {% endmacro %}

@@ -74,7 +74,11 @@
 {% macro _upsert_planned_state(target, settings, plan) %}
     {#- The state a run's plan carries (contract/plan.sql): what the table's commits said when the model
         compiled, checked against the config as _upsert_run_state checks it. -#}
-    {% set state = {'built': plan.get('built'), 'costs': plan.get('costs') or {}, 'properties': none, 'plan': plan} %}
+    {#- parquet, orc and Hive: the table's properties from dbt's relation cache, which lists them. -#}
+    {% set properties = joinery._upsert_cached_properties(target) if settings.file_format not in ('delta', 'iceberg')
+        and plan.mode == 'incremental' else none %}
+    {% set state = {'built': plan.get('built'), 'costs': plan.get('costs') or {}, 'properties': properties,
+        'plan': plan} %}
     {% if plan.mode == 'incremental' and settings.file_format in ('delta', 'iceberg') %}
         {% do joinery._upsert_check_built(target, state.built, settings) %}
     {% endif %}
@@ -89,7 +93,7 @@
         (tombstones.sql), then the one commit. Returns the mode the run took. Also how tombstones.sql
         writes a parquet companion. -#}
     {% set plan = (state or {}).get('plan') %}
-    {% if plan is not none and not mode.full and plan.get('rows') == 0 and not plan.get('reads_target') %}
+    {% if plan is not none and not mode.full and plan.get('rows') == 0 %}
         {#- The plan counted no new input: nothing to write, no statement to send. -#}
         {% do store_raw_result('main', message='no new input', code='OK', rows_affected=0) %}
         {{ log('joinery_upsert ' ~ target ~ ': no new input, table left unchanged', info=true) }}

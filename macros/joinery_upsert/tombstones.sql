@@ -25,8 +25,12 @@
         {% do joinery._upsert_replace_tombstones(target, companion, existing, changes, change_info, versions,
             settings) %}
     {% elif stats is none or stats.tombstone_changes > 0 %}
+        {#- A run whose MERGE compares versions (the plan's) records its deletes as they are: a record
+            older than the table's row holds off nothing that row does not, so no read of the table or
+            of the companion is needed. -#}
+        {% set exact = not (stats or {}).get('versioned') %}
         {% do run_query('insert into ' ~ companion.render() ~ '\n'
-            ~ joinery._upsert_tombstone_records_sql(changes, change_info, versions, companion)) %}
+            ~ joinery._upsert_tombstone_records_sql(changes, change_info, versions, companion if exact else none)) %}
     {% endif %}
 {% endmacro %}
 

@@ -61,9 +61,17 @@
         {% set value = value.strip() | float %}
     {% endif %}
     {% if value is not number or value is boolean or value <= 0 %}
-        {{ joinery._upsert_argument_error('rebuild_threshold', value, "expected a positive number (rebuild when the "
+        {{ joinery._upsert_config_error('rebuild_threshold', value, "expected a positive number (rebuild when the "
             ~ "last incremental run took longer than that many times the last full build; default 1) or "
             ~ "'always_incremental'") }}
     {% endif %}
     {{ return(value | float) }}
+{% endmacro %}
+
+
+{% macro _upsert_config_error(argument, value, allowed) %}
+    {#- A bad config, stopped before the run stages anything: joinery_upsert's error format
+        (pipeline/errors.sql, _upsert_argument_error), from the contract's own checks. -#}
+    {{ exceptions.raise_compiler_error('joinery_upsert (model ' ~ model.name ~ '): argument `' ~ argument ~ '` got '
+        ~ tojson(value) ~ ': ' ~ allowed) }}
 {% endmacro %}

@@ -33,18 +33,23 @@
 {% macro _upsert_merge_planned(target, sql, settings, mode, plan) %}
     {#- _upsert_merge_prepare for a run its capability planned (contract/plan.sql): the plan holds the
         columns of the SELECT and of the table and the figures of the new input, so nothing is sent
-        before the commit. The MERGE reads the SELECT itself, with the key and partition checks in its
-        source (pipeline/checked_rows.sql), and compares the plan's version columns. -#}
+        to learn them. The MERGE reads the SELECT, staged first when the run also records tombstones
+        (pipeline/stage.sql), with the key and partition checks in its source
+        (pipeline/checked_rows.sql), and compares the plan's version columns. -#}
     {% set preflight = {'columns': plan.columns, 'target_columns': plan.target_columns, 'started': plan.started,
         'stats': none} %}
     {% set found = joinery._upsert_change_columns(none, settings, plan.columns) %}
     {% set stats = {'rows': plan.rows, 'live_rows': plan.rows - plan.deletes, 'duplicates': 0, 'duplicate_key': none,
         'partitions': plan.partitions, 'key_ranges': plan.key_ranges, 'watermark': plan.watermark,
-        'tombstone_changes': plan.deletes} %}
+        'tombstone_changes': plan.deletes, 'versioned': plan.versions is not none} %}
     {% do joinery._upsert_partition_values(stats.partitions) %}
+    {#- The tombstones and the MERGE both read the changes when the run records deletes: computed once. -#}
+    {% set staged = settings.tombstones is not none and plan.deletes > 0 %}
+    {% set changes = joinery._upsert_stage_changes(sql, target) if staged else '(\n' ~ sql ~ '\n)' %}
     {{ return({'mode': mode, 'preflight': preflight, 'found': found, 'stats': stats, 'skip': plan.rows == 0,
-        'lead': plan.lead, 'changes': '(\n' ~ sql ~ '\n)', 'staged': false, 'versions': plan.versions,
-        'source': '(\n' ~ joinery._upsert_checked_rows_sql(sql, found, settings) ~ '\n)',
+        'lead': plan.lead, 'changes': changes, 'staged': staged, 'versions': plan.versions,
+        'source': '(\n' ~ joinery._upsert_checked_rows_sql('select * from ' ~ changes if staged else sql, found,
+            settings) ~ '\n)',
         'change_info': joinery._upsert_change_info(preflight, found),
         'plan': joinery._upsert_merge_plan(target, preflight, found, settings, none)}) }}
 {% endmacro %}

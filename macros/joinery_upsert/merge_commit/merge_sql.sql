@@ -30,29 +30,12 @@
     {% set deleted = 'coalesce(source.' ~ joinery._quote_identifier(deleted_column)
         ~ ', false)' if deleted_column else 'false' %}
     {% set newer = ' and ' ~ joinery._newer_version_sql(versions, 'source', 'target') if versions else '' %}
-    {% set partial = 'coalesce(source.' ~ joinery._quote_identifier(partial_column) ~ ', false)' if partial_column else none %}
-    {% set partial_updates = [] %}
-    {% for name in partial_columns or [] %}
-        {% do partial_updates.append(joinery._quote_identifier(name) ~ ' = source.' ~ joinery._quote_identifier(name)) %}
-    {% endfor %}
-    {% set updates = [] %}
-    {% set same = [] %}
-    {% for name in names if name not in keys %}
-        {% set quoted = joinery._quote_identifier(name) %}
-        {% do updates.append(quoted ~ ' = source.' ~ quoted) %}
-        {#- A column the table lacks reads NULL in every stored row. -#}
-        {% if column_types is mapping and name in column_types %}
-            {% do same.append(joinery._same_value_sql('target.' ~ quoted, 'source.' ~ quoted, column_types[name])) %}
-        {% elif column_types is mapping %}
-            {% do same.append('source.' ~ quoted ~ ' is null') %}
-        {% endif %}
-    {% endfor %}
-    {% for name in null_columns or [] %}
-        {% do updates.append(joinery._quote_identifier(name) ~ ' = null') %}
-        {% if column_types is mapping %}
-            {% do same.append('target.' ~ joinery._quote_identifier(name) ~ ' is null') %}
-        {% endif %}
-    {% endfor %}
+    {% set partial = 'coalesce(source.' ~ joinery._quote_identifier(partial_column) ~ ', false)'
+        if partial_column else none %}
+    {% set partial_updates = joinery._upsert_merge_assignments(partial_columns or [], [], none, none).updates %}
+    {% set assignments = joinery._upsert_merge_assignments(names, keys, column_types, null_columns) %}
+    {% set updates = assignments.updates %}
+    {% set same = assignments.same %}
     {% set merge %}
 merge {{ 'with schema evolution ' if schema_evolution else '' }}into {{ target }} as target
 using {{ source }} as source
@@ -71,4 +54,30 @@ when not matched and not {{ deleted }}{{ ' and not ' ~ partial if partial else '
     values ({{ joinery._quoted_column_list(names, 'source') }})
     {%- endset %}
     {{ return(merge) }}
+{% endmacro %}
+
+
+{% macro _upsert_merge_assignments(names, keys, column_types, null_columns) %}
+    {#- The UPDATE's assignments of `names` (the keys left out) and `null_columns` (set to NULL), and
+        with `column_types` the conditions that a matched row equals its change
+        ({'updates', 'same'}, default__upsert_merge_sql). -#}
+    {% set updates = [] %}
+    {% set same = [] %}
+    {% for name in names if name not in keys %}
+        {% set quoted = joinery._quote_identifier(name) %}
+        {% do updates.append(quoted ~ ' = source.' ~ quoted) %}
+        {#- A column the table lacks reads NULL in every stored row. -#}
+        {% if column_types is mapping and name in column_types %}
+            {% do same.append(joinery._same_value_sql('target.' ~ quoted, 'source.' ~ quoted, column_types[name])) %}
+        {% elif column_types is mapping %}
+            {% do same.append('source.' ~ quoted ~ ' is null') %}
+        {% endif %}
+    {% endfor %}
+    {% for name in null_columns or [] %}
+        {% do updates.append(joinery._quote_identifier(name) ~ ' = null') %}
+        {% if column_types is mapping %}
+            {% do same.append('target.' ~ joinery._quote_identifier(name) ~ ' is null') %}
+        {% endif %}
+    {% endfor %}
+    {{ return({'updates': updates, 'same': same}) }}
 {% endmacro %}
