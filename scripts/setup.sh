@@ -41,7 +41,8 @@ if [ "${1:-}" = "--dbt111" ]; then
   # dbt-core 1.11, still admitted by require-dbt-version: a venv of its own for `make check`'s second
   # pass (README, "Which dbt"); built only when that pass asks for it.
   install_venv .venv-dbt111 requirements-dbt111.txt
-  .venv-dbt111/bin/python -m harness.java --class-archive
+  # No class-data archive of its own: building one deletes the other venv's (harness/java.py keeps
+  # one per machine), and this pass starts one Spark only.
   exit 0
 fi
 

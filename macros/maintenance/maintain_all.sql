@@ -43,7 +43,8 @@
     {% if existing is none %}
         {% set action = 'skipped: not built' if is_table else 'skipped: no tombstones' %}
     {% elif provider not in ['delta', 'iceberg'] %}
-        {% set action = 'skipped: a ' ~ provider ~ ' table deletes its superseded versions itself' %}
+        {% set action = 'skipped: a view' if provider is none
+            else 'skipped: a ' ~ provider ~ ' table deletes its superseded versions itself' %}
     {% elif dry_run %}
         {% set action = 'would be maintained' %}
     {% else %}
