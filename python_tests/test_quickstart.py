@@ -190,3 +190,21 @@ def test_the_quickstart_thrift_and_cluster_profiles_keep_the_suites_settings():
         assert output["method"] == "thrift", key
         for setting in ("server_side_parameters", "poll_interval", "query_retries"):
             assert output[setting] == ours[setting], (key, setting)
+
+
+def test_the_quickstart_git_package_installs_at_its_pinned_revision(tmp_path):
+    # The page's git: form, with this repository as the URL and its HEAD commit as the revision.
+    blocks = doc_blocks()
+    (entry,) = yaml.safe_load(blocks["packages-git"])["packages"]
+    assert set(entry) == {"git", "revision"}, entry
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=True)
+    project = tmp_path / "my_project"
+    project.mkdir()
+    (project / "dbt_project.yml").write_text(blocks["dbt_project"])
+    packages = {"packages": [{"git": f"file://{REPO_ROOT}", "revision": head.stdout.strip()}]}
+    (project / "packages.yml").write_text(yaml.safe_dump(packages))
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("JOINERY_", "DBT_"))}
+    dbt(project, env, "deps")
+    installed = yaml.safe_load((project / "dbt_packages" / "joinery" / "dbt_project.yml").read_text())
+    assert installed["name"] == "joinery"
+    assert head.stdout.strip() in (project / "package-lock.yml").read_text()
