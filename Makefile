@@ -11,6 +11,9 @@ export DBT_PROFILES_DIR ?= $(CURDIR)/profiles
 TEST_WORKERS ?= 4
 CHECK_TESTS := $(addprefix python_tests/,test_macro_layout.py test_packaging.py test_security.py \
 	test_input_formats.py test_rebuild.py test_upsert_delta.py)
+# make check's second pass, on dbt-core 1.11 (still admitted by require-dbt-version): the package in
+# an installing project, and joinery_upsert's commits (.venv-dbt111, built by `setup.sh --dbt111`).
+CHECK_TESTS_DBT111 := $(addprefix python_tests/,test_packaging.py test_upsert_delta.py)
 
 .PHONY: demo test check setup lint thrift-start thrift-stop thrift-status cluster-start cluster-stop cluster-status bench clean
 
@@ -24,12 +27,15 @@ test: setup
 	$(MAKE) --no-print-directory lint
 
 ## check: the quick tier for everyday work: ruff, sqlfluff on the SQL sources, and the tests of the
-## layout, the package's surface, the input formats of every capability and joinery_upsert's commits
+## layout, the package's surface, the input formats of every capability and joinery_upsert's commits;
+## then the package's surface and joinery_upsert's commits again on dbt-core 1.11
 check: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/sqlfluff lint --processes 0 models macros tests integration_tests/models
 	$(PY) -m pytest -n 2 --dist loadfile $(CHECK_TESTS)
+	@bash scripts/setup.sh --dbt111
+	.venv-dbt111/bin/python -m pytest -n 2 --dist loadfile $(CHECK_TESTS_DBT111)
 
 setup:
 	@bash scripts/setup.sh

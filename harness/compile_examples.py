@@ -44,6 +44,8 @@ NOT_SQL = {
     "print_build_summary": "an on-run-end hook that logs",
     "record_metrics": "a post-hook: its statements run after the model, not in its SELECT",
     "maintain": "an operation",
+    "maintain_all": "an operation",
+    "maintain_metrics": "an operation",
     "describe_join": "logs a schema",
     "describe_ports": "logs the ports",
     "upsert_marker_column": "a column name",

@@ -42,6 +42,9 @@ SLOWEST_FIRST = [
     "test_fk_join_property",
     "test_examples_build",
     "test_compaction_property",
+    # Their own Sparks, one process after another: long, and light on the shared server.
+    "test_quickstart",
+    "test_orchestrator",
     "test_upsert",
     "test_examples_other_formats",
     "test_crash_safety",
@@ -52,6 +55,7 @@ SLOWEST_FIRST = [
     "test_fk_join_feed",
     "test_fk_join_feed_property",
     "test_bad_inputs",
+    "test_operations",
     "test_idempotence",
     "test_packaging",
     "test_iceberg",

@@ -9,37 +9,54 @@
 
 {% macro default__maintain(relation, retain_hours=168, optimize=true, allow_short_retention=false) %}
     {% set parts = joinery._maintain_name_parts(relation) %}
+    {% do joinery._maintain_check_arguments('maintain', retain_hours, optimize, allow_short_retention) %}
+    {% set table_sql = joinery._maintain_table_sql(parts) %}
+    {% set provider = joinery._maintain_provider(table_sql) %}
+    {% if provider == 'delta' %}
+        {% do joinery._maintain_delta(table_sql, retain_hours, optimize, allow_short_retention) %}
+    {% elif provider == 'iceberg' %}
+        {% do joinery._maintain_iceberg(relation, parts, retain_hours, optimize) %}
+    {% elif provider is none %}
+        {{ joinery._raise_argument_error('maintain', 'relation', table_sql, 'no table provider found (is it a '
+            ~ 'view?); maintain keeps delta and iceberg tables') }}
+    {% else %}
+        {{ joinery._raise_argument_error('maintain', 'relation', table_sql, 'it is a ' ~ provider ~ ' table; '
+            ~ 'maintain keeps delta and iceberg tables (a joinery_upsert table of another format deletes '
+            ~ 'its superseded versions itself)') }}
+    {% endif %}
+    {{ log('joinery.maintain ' ~ table_sql ~ ': ' ~ provider ~ (' compacted, ' if optimize else ' ')
+        ~ 'files of versions older than ' ~ retain_hours ~ ' hours removed', info=true) }}
+{% endmacro %}
+
+
+{% macro _maintain_check_arguments(macro_name, retain_hours, optimize, allow_short_retention) %}
+    {#- The arguments maintain and maintain_all share, checked before any statement is sent. -#}
     {% if retain_hours is not number or retain_hours is boolean or retain_hours < 0 %}
-        {{ joinery._raise_argument_error('maintain', 'retain_hours', retain_hours,
+        {{ joinery._raise_argument_error(macro_name, 'retain_hours', retain_hours,
             'expected a number of hours >= 0: how long the files of older table versions are kept') }}
     {% endif %}
     {% for name, value in {'optimize': optimize, 'allow_short_retention': allow_short_retention}.items()
         if value is not boolean %}
-        {{ joinery._raise_argument_error('maintain', name, value, 'expected true or false') }}
+        {{ joinery._raise_argument_error(macro_name, name, value, 'expected true or false') }}
     {% endfor %}
+{% endmacro %}
+
+
+{% macro _maintain_table_sql(parts) %}
     {% set quoted = [] %}
     {% for part in parts %}
         {% do quoted.append(joinery._quote_identifier(part)) %}
     {% endfor %}
-    {% set table_sql = quoted | join('.') %}
-    {% set provider = none %}
+    {{ return(quoted | join('.')) }}
+{% endmacro %}
+
+
+{% macro _maintain_provider(table_sql) %}
+    {#- The table's provider (delta, iceberg, parquet, hive, ...) from its description; none for a view. -#}
     {% for row in run_query('describe table extended ' ~ table_sql).rows if (row[0] or '') | trim == 'Provider' %}
-        {% set provider = row[1] | trim | lower %}
-        {% if provider == 'delta' %}
-            {% do joinery._maintain_delta(table_sql, retain_hours, optimize, allow_short_retention) %}
-        {% elif provider == 'iceberg' %}
-            {% do joinery._maintain_iceberg(relation, parts, retain_hours, optimize) %}
-        {% else %}
-            {{ joinery._raise_argument_error('maintain', 'relation', table_sql, 'it is a ' ~ provider ~ ' table; '
-                ~ 'maintain keeps delta and iceberg tables (a joinery_upsert table of another format deletes '
-                ~ 'its superseded versions itself)') }}
-        {% endif %}
-        {{ log('joinery.maintain ' ~ table_sql ~ ': ' ~ provider ~ (' compacted, ' if optimize else ' ')
-            ~ 'files of versions older than ' ~ retain_hours ~ ' hours removed', info=true) }}
-        {{ return(none) }}
+        {{ return(row[1] | trim | lower) }}
     {% endfor %}
-    {{ joinery._raise_argument_error('maintain', 'relation', table_sql, 'no table provider found (is it a view?); '
-        ~ 'maintain keeps delta and iceberg tables') }}
+    {{ return(none) }}
 {% endmacro %}
 
 
