@@ -1,13 +1,15 @@
 """joinery_upsert's one build-mode decision and its cost rule, on every format: when an incremental
 run costs more than a rebuild (here rebuild_threshold 0.001: any measured incremental run does), the
-next run rebuilds from the model's own full-build SQL, never from the SELECT of changes; with
-'always_incremental' it does not. And what a run sends and commits on delta and iceberg: the
-statements joinery_upsert's guarantees need, one commit per run, none when nothing changed.
+next run *with changes* rebuilds from the model's own full-build SQL, never from the SELECT of
+changes; a run with no change never rebuilds, and with 'always_incremental' no run does. And what a
+run sends and commits on delta and iceberg: the statements joinery_upsert's guarantees need, one
+commit per run, none when nothing changed.
 
 The upsert example (models/examples/upsert/upsert_customers.sql) selects only the batches above its
-table's newest batch_id on an incremental run. A run with nothing new and the rule on must rebuild
-the table whole: the incremental SELECT would be empty, so a rebuild from it would empty the table.
-Rows are compared as multisets with test_upsert's plain-Python reference.
+table's newest batch_id on an incremental run. Batches 3 and 4 are rows this test adds to the seed's
+table, so a rebuild has changes to apply and must still hold every earlier batch: a rebuild from the
+incremental SELECT would hold only the new batch. Rows are compared as multisets with test_upsert's
+plain-Python reference, plus the added rows.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from python_tests.test_upsert import reference
 MODEL = "upsert_customers"
 COLUMNS = ["country", "customer_id", "name", "tier", "batch_id"]
 FORMATS = ["parquet", "delta", "iceberg"]
+# (batch_id, country, customer_id, name, tier, is_deleted): rows of the seed's table this test adds.
+ADDED = {3: ("NL", 90, "Zed", "silver"), 4: ("NL", 91, "Yan", "gold")}
 
 
 def table_of(file_format: str, schema: str) -> str:
@@ -36,10 +40,21 @@ def commits(spark, file_format: str, table: str) -> int:
     return 0
 
 
+def expected(through: int) -> Counter:
+    rows = reference(min(through, 2))
+    rows += [
+        (country, key, name, tier, str(batch))
+        for batch, (country, key, name, tier) in ADDED.items()
+        if batch <= through
+    ]
+    return Counter((country, int(key), name, tier, int(batch)) for country, key, name, tier, batch in rows)
+
+
 @pytest.fixture(scope="module", params=FORMATS)
 def runs(request, dbt, spark):
-    """Batch 1 as a full build, batch 2 incrementally (its time recorded), then with rebuild_threshold 0.001
-    a run with nothing new (a rebuild), and with 'always_incremental' another (incremental, no commit)."""
+    """Batch 1 as a full build, batch 2 incrementally (its time recorded); then with rebuild_threshold
+    0.001 a run with nothing new (no rebuild), a run with batch 3 (a rebuild), and with
+    'always_incremental' a run with batch 4 (incremental)."""
     file_format = request.param
     schema = f"test_rebuild_{file_format}"
     table = table_of(file_format, schema)
@@ -61,58 +76,74 @@ def runs(request, dbt, spark):
             "message": result.nodes[f"model.joinery.{MODEL}"]["message"],
         }
 
+    def land(batch: int) -> None:
+        country, key, name, tier = ADDED[batch]
+        values = f"{batch}, '{country}', {key}, '{name}', '{tier}', false"
+        spark.execute(f"insert into {schema}.upsert_customer_changes select {values}")
+
     seeds = ["build", "--select", "path:seeds/upsert", "--resource-type", "seed"]
     dbt.invoke(*seeds, schema=schema, vars={"upsert_file_format": file_format})
     run("full build", "run", "--select", MODEL, "--full-refresh", through=1, threshold=1)
     run("incremental", "run", "--select", MODEL, through=2, threshold=1)
-    run("rebuild", "run", "--select", MODEL, through=2, threshold=0.001)
-    run("always incremental", "run", "--select", MODEL, through=2, threshold="always_incremental")
+    run("no change", "run", "--select", MODEL, through=2, threshold=0.001)
+    land(3)
+    run("rebuild", "run", "--select", MODEL, through=3, threshold=0.001)
+    land(4)
+    run("always incremental", "run", "--select", MODEL, through=4, threshold="always_incremental")
     return found
 
 
 def test_each_run_holds_the_reference_rows(runs):
-    assert runs["full build"]["rows"] == Counter(reference(1))
-    for label in ("incremental", "rebuild", "always incremental"):
-        assert runs[label]["rows"] == Counter(reference(2)), label
+    assert runs["full build"]["rows"] == expected(1)
+    for label, through in [("incremental", 2), ("no change", 2), ("rebuild", 3), ("always incremental", 4)]:
+        assert runs[label]["rows"] == expected(through), label
 
 
-def test_a_costly_incremental_run_makes_the_next_run_rebuild_from_the_full_build_sql(runs, capsys):
-    # Nothing new: the incremental SELECT is empty. The rebuild rendered the model again, so it
-    # selected every batch (previous_max's default), and the table still holds every row.
-    # The incremental run shows the watermark's text, so its absence from the rebuild means something.
+def test_a_costly_incremental_run_makes_the_next_run_with_changes_rebuild_from_the_full_build_sql(runs):
+    # The incremental run shows the watermark's text, so its absence from the rebuild means something:
+    # the rebuild rendered the model again, and selected every batch (previous_max's default).
     watermark = "> (select coalesce(max(applied.`batch_id`)"
     assert any(watermark in sql for sql in runs["incremental"]["statements"]), runs["incremental"]["statements"]
     rebuild = runs["rebuild"]
-    assert not any(watermark in sql for sql in rebuild["statements"]), rebuild["statements"]
+    final = [sql for sql in rebuild["statements"] if sql.startswith(("create or replace table", "insert"))]
+    assert final and not any(watermark in sql for sql in final), rebuild["statements"]
     if runs["format"] in ("delta", "iceberg"):
         assert any(sql.startswith("create or replace table") for sql in rebuild["statements"]), rebuild["statements"]
         assert rebuild["commits"] == 1
         assert "rebuilt: its last incremental run took" in rebuild["message"], rebuild["message"]
     else:
         assert any("set location" in sql for sql in rebuild["statements"]), rebuild["statements"]
-    assert runs["rebuild"]["rows"] == Counter(reference(2))
+
+
+def test_a_run_with_no_change_never_rebuilds_and_commits_nothing(runs):
+    statements = runs["no change"]["statements"]
+    assert not any(sql.startswith("create or replace table") for sql in statements), statements
+    assert not any("set location" in sql for sql in statements), statements
+    assert runs["no change"]["commits"] == 0
+    assert "no changed rows" in runs["no change"]["message"], runs["no change"]["message"]
 
 
 def test_always_incremental_never_rebuilds(runs):
     statements = runs["always incremental"]["statements"]
     assert not any(sql.startswith("create or replace table") for sql in statements), statements
-    assert runs["always incremental"]["commits"] == 0
+    if runs["format"] in ("delta", "iceberg"):
+        assert runs["always incremental"]["commits"] == 1
 
 
 def test_an_incremental_run_sends_what_its_guarantees_need_and_commits_once(runs):
-    # delta: history, the view of the SELECT, the preflight, the MERGE; iceberg: snapshots, the
-    # preflight (with the changed rows' figures), SET, MERGE, RESET. No property statement.
+    # A model no capability plans reads its table's state (delta: history; iceberg: snapshots), stages
+    # its changes once, reads their figures and both schemas in one statement, and sends its MERGE
+    # between the note's SET and RESET; iceberg then reads the MERGE's figures from its snapshot. No
+    # property statement.
     incremental = runs["incremental"]
     statements = incremental["statements"]
+    first_words = [sql.split()[0] for sql in statements]
+    if runs["format"] == "delta":
+        assert first_words == ["describe", "cache", "select", "set", "merge", "reset", "drop"], statements
+    elif runs["format"] == "iceberg":
+        assert first_words == ["select", "cache", "select", "set", "merge", "reset", "select", "drop"], statements
     if runs["format"] in ("delta", "iceberg"):
         assert not [sql for sql in statements if "set tblproperties" in sql], statements
-    if runs["format"] == "delta":
-        assert len(statements) == 4, statements
-        assert [sql.split()[0] for sql in statements] == ["describe", "create", "select", "merge"], statements
-    elif runs["format"] == "iceberg":
-        assert len(statements) == 5, statements
-        assert [sql.split()[0] for sql in statements] == ["select", "select", "set", "merge", "reset"], statements
-    if runs["format"] in ("delta", "iceberg"):
         assert incremental["commits"] == 1
         assert incremental["message"].startswith("MERGE"), incremental["message"]
 

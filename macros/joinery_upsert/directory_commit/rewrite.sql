@@ -55,9 +55,9 @@
         did: the table then keeps its files and location. The cached changes are dropped either way. -#}
     {% set table = prepared.table %}
     {% if prepared.skip or prepared.tombstones_only %}
-        {% call statement('main') %}select 'joinery_upsert: no changed rows' as status{% endcall %}
-        {{ log('joinery_upsert ' ~ target ~ ': ' ~ ('no changed rows' if prepared.skip else prepared.change_info.rows
-            ~ ' tombstones changed') ~ ', table left unchanged', info=true) }}
+        {% set message = 'no changed rows' if prepared.skip else prepared.change_info.rows ~ ' tombstones changed' %}
+        {% do store_raw_result('main', message=message, code='OK', rows_affected=0) %}
+        {{ log('joinery_upsert ' ~ target ~ ': ' ~ message ~ ', table left unchanged', info=true) }}
     {% else %}
         {% do joinery._upsert_commit(target, existing, table, prepared.version, prepared.journal, prepared.recreate,
             settings) %}
