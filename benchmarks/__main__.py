@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from benchmarks.core import Context, empty_schema, log
     from benchmarks.dbt_bench import BenchDbt
-    from benchmarks.machine import machine_facts
+    from benchmarks.machine import git_commit, machine_facts
     from benchmarks.spark import start_session
 
     memory = args.driver_memory or ("1g" if tiny else "3g")
@@ -157,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
             result = {"case": name, "error": f"{type(exc).__name__}: {str(exc)[:2000]}", "pass": False}
             failed = True
         result["wall_seconds"] = round(time.perf_counter() - started, 1)
+        result["commit"] = git_commit()
         results.append(result)
         print(json.dumps(result, sort_keys=False), flush=True)
 

@@ -32,7 +32,7 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def _git_commit() -> str:
+def git_commit() -> str:
     """The checkout's commit, and whether the code measured differed from it (uncommitted changes)."""
     try:
         out = subprocess.run(
@@ -73,7 +73,7 @@ def machine_facts(spark, driver_memory: str) -> dict[str, str]:
             "dbt-core": version("dbt-core"),
             "dbt-spark": version("dbt-spark"),
             "driver memory": driver_memory,
-            "git commit": _git_commit(),
+            "git commit": git_commit(),
         }
     java = spark.sparkContext._jvm.java.lang.System.getProperty("java.version")
     return {
@@ -90,5 +90,5 @@ def machine_facts(spark, driver_memory: str) -> dict[str, str]:
         "spark master": spark.sparkContext.master,
         "driver memory": driver_memory,
         "shuffle partitions": spark.conf.get("spark.sql.shuffle.partitions"),
-        "git commit": _git_commit(),
+        "git commit": git_commit(),
     }

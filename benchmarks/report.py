@@ -24,6 +24,11 @@ def _sizes(sizes: dict[str, Any]) -> str:
     return ", ".join(f"{key} {value:,}" if isinstance(value, int) else f"{key} {value}" for key, value in sizes.items())
 
 
+def _stamp(result: dict[str, Any]) -> str:
+    """The commit a case ran on, when its line records one (lines saved before then: the machine table's)."""
+    return f"<br>(commit {result['commit']})" if result.get("commit") else ""
+
+
 def _bars(result: dict[str, Any]) -> str:
     if "error" in result:
         return "error"
@@ -102,8 +107,8 @@ def render(results: list[dict[str, Any]], machine: dict[str, str], args: argpars
     ]
     for result in results:
         lines.append(
-            f"| {result['case']} | {_sizes(result.get('sizes', {}))} | {_medians(result)} | {_bars(result)} "
-            f"| {_exchanges(result)} |"
+            f"| {result['case']}{_stamp(result)} | {_sizes(result.get('sizes', {}))} | {_medians(result)} "
+            f"| {_bars(result)} | {_exchanges(result)} |"
         )
     lines += ["", "## Bars", "", "Each bar, met or missed, with what the run measured on both sides.", ""]
     lines += [f"- {line}" for result in results for line in bar_lines(result)]

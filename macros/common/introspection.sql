@@ -225,7 +225,8 @@
     {% set cursor = namespace(at=0) %}
     {% for name in names %}
         {% if body[cursor.at:cursor.at + name | length + 1] != name ~ ':' %}
-            {{ exceptions.raise_compiler_error('joinery: cannot read the type of column ' ~ name ~ ' from ' ~ row_type) }}
+            {{ exceptions.raise_compiler_error('joinery: cannot read the type of column ' ~ name ~ ' from '
+                ~ row_type) }}
         {% endif %}
         {% set scan = namespace(depth=0, end=body | length) %}
         {% for at in range(cursor.at + name | length + 1, body | length) if scan.end == body | length %}

@@ -42,7 +42,9 @@
         and other types: no gap, one range). Through text, so that the SQL is the same for every
         type; the ranges' bounds are the values themselves. -#}
     {% set forms = [] %}
-    {% for form in ['try_cast(cast({} as string) as double)', 'unix_micros(try_cast(cast({} as string) as timestamp))'] %}
+    {% set numbers = 'try_cast(cast({} as string) as double)' %}
+    {% set times = 'unix_micros(try_cast(cast({} as string) as timestamp))' %}
+    {% for form in [numbers, times] %}
         {% do forms.append(form.replace('{}', value) ~ ' - ' ~ form.replace('{}', previous)) %}
     {% endfor %}
     {{ return('coalesce(' ~ forms | join(', ') ~ ')') }}

@@ -32,7 +32,8 @@ from delta_winners
     {#- Whether the run's MERGE compares versions itself (a delta or iceberg model with loaded_at), so
         that its changes need not read the table: a parquet, orc or Hive rewrite reads the table
         anyway, and takes the exact changes. -#}
-    {{ return(settings.loaded_at is not none and (config.get('file_format') or 'parquet') | lower in ('delta', 'iceberg')) }}
+    {% set file_format = (config.get('file_format') or 'parquet') | lower %}
+    {{ return(settings.loaded_at is not none and file_format in ('delta', 'iceberg')) }}
 {% endmacro %}
 
 
@@ -98,8 +99,8 @@ where
     {% endfor %}
     {% set found = [] %}
     {% if state.key_ranges is not none %}
-        {% do found.append(joinery._key_range_predicate(settings.key[0], joinery._plan_entry(plan, settings.key[0]).type,
-            state.key_ranges, alias)) %}
+        {% set key_type = joinery._plan_entry(plan, settings.key[0]).type %}
+        {% do found.append(joinery._key_range_predicate(settings.key[0], key_type, state.key_ranges, alias)) %}
     {% endif %}
     {% if partition_columns and state.partitions is not none %}
         {% do found.append(joinery._partition_predicate(partition_columns,

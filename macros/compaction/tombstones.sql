@@ -16,7 +16,8 @@
         identifier=companion.identifier) is none %}
         {{ return(none) }}
     {% endif %}
-    {% set all_sql = joinery._upsert_tombstones_sql(companion, settings.key, joinery._compaction_version_columns(settings)) %}
+    {% set all_sql = joinery._upsert_tombstones_sql(companion, settings.key,
+        joinery._compaction_version_columns(settings)) %}
     {% set retention = settings.tombstone_retention %}
     {% if retention is none or watermark_sql is none %}
         {{ return({'all': all_sql, 'live': all_sql}) }}

@@ -133,7 +133,8 @@ select
     {% set left_keys = joinery._quoted_column_list(plan.left_keys) %}
     {% set ctes = [] %}
     {% if ranges.left.from <= ranges.left.to %}
-        {% do ctes.append('left_changes as (\n        select * except (joinery_last), ' ~ removal ~ ' as _joinery_removed\n'
+        {% do ctes.append('left_changes as (\n        select * except (joinery_last), ' ~ removal
+            ~ ' as _joinery_removed\n'
             ~ '        from (\n            select *, row_number() over (partition by ' ~ left_keys
             ~ ' order by _commit_version desc, if(' ~ removal ~ ', 0, 1) desc) as joinery_last\n'
             ~ '            from table_changes(' ~ joinery._sql_string(left.render()) ~ ', ' ~ ranges.left.from ~ ', '

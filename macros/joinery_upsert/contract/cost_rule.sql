@@ -13,7 +13,8 @@
         After PROBE_AFTER rebuilds in a row, one incremental run measures again what it costs now.
         `costs`: {full_seconds, full_first, incremental_seconds, full_builds_since_incremental}. -#}
     {% set probe_after = 8 %}
-    {% if threshold is none or ((config.get('tblproperties') or {}).get('delta.enableChangeDataFeed') | string | lower) == 'true' %}
+    {% set own_feed = (config.get('tblproperties') or {}).get('delta.enableChangeDataFeed') | string | lower %}
+    {% if threshold is none or own_feed == 'true' %}
         {{ return(none) }}
     {% endif %}
     {% set full = costs.get('full_seconds') %}
@@ -42,7 +43,8 @@
         {{ return({'full': true, 'reason': structural.reason, 'built': none, 'costs': {}}) }}
     {% endif %}
     {% set state = joinery._upsert_previous_state() %}
-    {% set reason = joinery._upsert_cost_reason(state.costs, joinery._upsert_settings_rebuild()) if has_changes else none %}
+    {% set reason = joinery._upsert_cost_reason(state.costs, joinery._upsert_settings_rebuild())
+        if has_changes else none %}
     {{ return({'full': reason is not none, 'reason': reason or 'incremental', 'built': state.built,
         'costs': state.costs}) }}
 {% endmacro %}

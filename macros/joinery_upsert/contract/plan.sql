@@ -9,8 +9,8 @@
     {#- `sql` with `plan` (a mapping of JSON values) attached: a filter on a string literal that is
         never NULL, which Spark drops before it plans the query, so the rows and their cost are
         those of `sql` alone. _upsert_compiled_plan reads it back. -#}
-    {{ return('select * from (\n' ~ sql ~ '\n) as joinery_planned\nwhere ' ~ joinery._sql_string(tojson(plan, sort_keys=true))
-        ~ ' is not null') }}
+    {% set literal = joinery._sql_string(tojson(plan, sort_keys=true)) %}
+    {{ return('select * from (\n' ~ sql ~ '\n) as joinery_planned\nwhere ' ~ literal ~ ' is not null') }}
 {% endmacro %}
 
 

@@ -79,7 +79,8 @@
     {% set seconds = between + (note.get('lead') or 0) | float if between is not none else none %}
     {% do joinery._upsert_add_run_cost(state.costs, mode or note.mode, seconds, note.get('first') == '1') %}
     {% if state.costs.full_seconds is none and note.get('full_seconds') %}
-        {% do state.costs.update({'full_seconds': note.full_seconds | float, 'full_first': note.get('full_first') == '1'}) %}
+        {% do state.costs.update({'full_seconds': note.full_seconds | float,
+            'full_first': note.get('full_first') == '1'}) %}
     {% endif %}
     {{ return(true) }}
 {% endmacro %}

@@ -62,8 +62,8 @@
         {% do joinery._upsert_commit(target, existing, table, prepared.version, prepared.journal, prepared.recreate,
             settings) %}
         {% set facts = prepared.facts %}
-        {{ log('joinery_upsert ' ~ target ~ ': ' ~ facts.summary ~ ('' if not table.full_build else ' (' ~ prepared.mode.reason
-            ~ ')') ~ '; version ' ~ table.run_id ~ ' has ' ~ facts.written ~ ' rows' ~ ((' in ' ~ facts.produced | length
+        {{ log('joinery_upsert ' ~ target ~ ': ' ~ facts.summary
+            ~ ('' if not table.full_build else ' (' ~ prepared.mode.reason ~ ')') ~ '; version ' ~ table.run_id ~ ' has ' ~ facts.written ~ ' rows' ~ ((' in ' ~ facts.produced | length
             ~ ' rewritten partitions, ' ~ prepared.journal['drop'] | length ~ ' dropped')
             if prepared.change_info.partition_by else ''), info=true) }}
     {% endif %}

@@ -22,7 +22,8 @@
     {% endif %}
     {% if with_stats %}
         {% do parts.append('stats.*') %}
-        {% do sources.append('cross join (\n' ~ joinery._upsert_stats_sql(rows, settings, companion, with_ranges) ~ '\n) as stats') %}
+        {% set stats_sql = joinery._upsert_stats_sql(rows, settings, companion, with_ranges) %}
+        {% do sources.append('cross join (\n' ~ stats_sql ~ '\n) as stats') %}
     {% endif %}
     {% set row = run_query('select ' ~ parts | join(', ') ~ '\nfrom ' ~ sources | join('\n')).rows[0] %}
     {% set found = {'columns': joinery._row_columns(row[0], row[1]), 'started': row[2],
@@ -89,6 +90,6 @@
 
 {% macro _upsert_json_field_sql(column, type) %}
     {#- A column of the row that may be absent from it, read from the row as JSON (NULL when absent). -#}
-    {{ return('try_cast(get_json_object(to_json(struct(*)), ' ~ joinery._sql_string('$.' ~ column) ~ ') as ' ~ type ~ ')') }}
+    {% set path = joinery._sql_string('$.' ~ column) %}
+    {{ return('try_cast(get_json_object(to_json(struct(*)), ' ~ path ~ ') as ' ~ type ~ ')') }}
 {% endmacro %}
-

@@ -49,7 +49,8 @@
 {% macro _upsert_lead_seconds(mode) %}
     {#- Seconds on dbt's clock from the run's start to now: what the run spent before the statement
         whose Spark time its note records (the cost rule adds the two). -#}
-    {{ return(modules.datetime.datetime.now().timestamp() - mode.get('started', modules.datetime.datetime.now().timestamp())) }}
+    {% set now = modules.datetime.datetime.now().timestamp() %}
+    {{ return(now - mode.get('started', now)) }}
 {% endmacro %}
 
 
