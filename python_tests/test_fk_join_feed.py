@@ -145,7 +145,7 @@ def assert_results(spark, tables: Tables, run: int, before: Counter | None) -> C
     )
     live = Counter((key, name, False) for key, name in tables.customers.items())
     assert +Counter({row: n for row, n in state.items() if not row[2]}) == live
-    assert Counter(row[0] for row in state if row[2]) == Counter(tables.removed_customers)
+    assert Counter(row[0] for row in state.elements() if row[2]) == Counter(tables.removed_customers)
     versions = {table: current_version(spark, f"{SOURCES}.{table}") for table in ["orders", "customers"]}
     for model, read in [
         ("feed_orders_customers", ["orders", "customers"]),
