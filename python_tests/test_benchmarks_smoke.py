@@ -89,7 +89,10 @@ def assert_times_ratios_bars_and_plan_facts(case: str, result: dict) -> None:
         numerator, denominator = bar["ratio_name"].split("/")
         medians = result["median_seconds"]
         assert medians[numerator] > 0 and medians[denominator] > 0
-        assert bar["pass"] == (bar["ratio"] <= bar["limit"])
+        # The ratio is rounded to 3 decimals, its pass decided before rounding: a ratio that rounds
+        # to the limit itself may go either way.
+        if bar["ratio"] != bar["limit"]:
+            assert bar["pass"] == (bar["ratio"] < bar["limit"]), bar
     if case in NO_PLAN_CASES:
         assert result["statements"] and all(count > 0 for count in result["statements"].values()), result
     else:
