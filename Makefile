@@ -42,14 +42,18 @@ setup:
 
 ## lint: ruff; sqlfluff on the SQL sources, then on the SQL the macros generate: every example model's
 ## first run and every incremental example's incremental run, compiled on the embedded Spark after an
-## empty build of their inputs, and the public macros no example calls (harness/compile_examples.py).
+## empty build of their inputs, the public macros no example calls, incremental runs on rows that
+## force compaction's other paths and the FK join's MERGEs, and the statements that write which those
+## runs sent (harness/compile_examples.py).
 ## `macros` renders to no SQL as a source: sqlfluff checks its Jinja and line lengths there.
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/sqlfluff lint --processes 0 models macros tests integration_tests/models
 	$(PY) -m harness.compile_examples target/lint_compile
-	$(VENV)/bin/sqlfluff lint --processes 0 --config lint/compiled.sqlfluff target/lint_compile/sql
+	$(VENV)/bin/sqlfluff lint --processes 0 --config lint/compiled.sqlfluff \
+		$(addprefix target/lint_compile/sql/,first_run incremental macros forced)
+	$(VENV)/bin/sqlfluff lint --processes 0 --config lint/sent.sqlfluff target/lint_compile/sql/sent
 
 ## thrift-start / thrift-stop: a local Spark Thrift server on 127.0.0.1:$${JOINERY_THRIFT_PORT:-10000}
 thrift-start: setup

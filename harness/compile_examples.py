@@ -9,15 +9,26 @@ another model reads, with their columns and no rows (no tests run). Then, in <ta
   own tables exist (built empty), the SQL a scheduled run executes: the diff, the delta application,
   the changed keys. Each must differ from its first-run SQL, or this pass compiled the first run again;
 - macros/: the public SQL macros no example model calls, compiled from a call on the example seeds.
+- forced/: the SQL of incremental runs that tables with rows force (FORCED_RUNS), as each run compiled
+  it: compaction's paths (a new pull compared with the table, new delta rows applied, a delta's new
+  column compared with the table), with and without tombstones, and the FK join's runs on delta.
+  Empty tables reach only one of them: the incremental pass finds the seeds' snapshot newer than
+  the empty table, a new pull;
+- sent/: the statements that write which those runs sent (WRITES: joinery_upsert's MERGEs on delta,
+  its staged version, journal and commit on parquet, the tombstones' staging), captured from dbt as
+  it sent them, whatever they are; linted with lint/sent.sqlfluff.
 Every public joinery macro that returns SQL must be in one of them (NOT_SQL names those that do not).
+The lint-only examples (models/examples/compaction/lint/) are on in every invocation (LINT_VARS).
 
 `python -m harness.compile_examples [TARGET_PATH]` (default target/lint_compile).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -69,6 +80,59 @@ MACRO_CALLS = {
 }
 
 
+# Every invocation turns the lint-only examples on, so one parse state serves the whole lint.
+LINT_VARS = {"compaction_lint_models": True}
+# Runs on rows, in order, after the compile passes built every incremental example's table empty
+# (`build --empty` loads the seeds in full): (name, statements run before, the models run, the path
+# each compaction must log). A run that takes another path fails the lint: it would lint other SQL.
+FORCED_RUNS = [
+    # The snapshot has rows and the table none: a new pull, compared with the table (a rebase).
+    # Without loaded_at there is no pull to tell: the delta rows are applied.
+    (
+        "rebase",
+        [],
+        {
+            "compaction_simple_incremental": "a new snapshot: full compaction compared with the table",
+            "compaction_lint_without_loaded_at": "apply the new delta rows",
+        },
+    ),
+    # A delta row loaded after the table's newest: applied to the table's rows for its key.
+    (
+        "apply",
+        ["insert into {schema}.compaction_simple_delta values (6, 'f', timestamp'2024-01-08 00:00:00')"],
+        dict.fromkeys(
+            ["compaction_simple_incremental", "compaction_lint_without_loaded_at"], "apply the new delta rows"
+        ),
+    ),
+    # The delta gains a column and a row: the full compaction compared with the table, with and
+    # without tombstones.
+    (
+        "new_columns",
+        [
+            "alter table {schema}.compaction_simple_delta add columns (joinery_lint_note string)",
+            "insert into {schema}.compaction_simple_delta values (5, 'e', timestamp'2024-01-09 00:00:00', 'lint')",
+        ],
+        dict.fromkeys(
+            ["compaction_simple_incremental", "compaction_lint_without_loaded_at"],
+            "new columns: compared with the table",
+        ),
+    ),
+    # The changelogs' rows into the FK join's delta tables: every run is a MERGE.
+    (
+        "merge",
+        [],
+        dict.fromkeys(["fk_orders_state", "fk_customers_state", "fk_orders_customers", "fk_orders_customers_left"]),
+    ),
+]
+# The statements of those runs that sent/ holds, by their first word: those that write (a table, a
+# staged version, a commit, a journal). Not the reads joinery_upsert and compact send to decide
+# (catalog reads, probes of counts and flags) or session settings.
+WRITES = {"merge", "insert", "create", "cache", "alter", "drop", "delete", "update", "truncate"}
+# sqlfluff's Spark dialect does not parse a partition's LOCATION in `alter table ... add partition`
+# (a parse error, not a rule): such statements are left out.
+UNPARSED = re.compile(r"^alter\s+table\s+\S+\s+add\s+partition\b.*\blocation\b", re.IGNORECASE | re.DOTALL)
+
+
 def compile_examples(target_path: Path) -> Path:
     """Build the examples' inputs empty in a temporary Spark folder, compile every model's first
     run, build the incremental models empty and compile their incremental runs, compile the calls
@@ -80,21 +144,24 @@ def compile_examples(target_path: Path) -> Path:
         # The metastore is deleted with the folder: no commit needs to reach the disk.
         os.environ.setdefault("JOINERY_JAVA_OPTIONS", f"{short_lived_java_options()} {THROWAWAY_METASTORE}")
         project = DbtProject(target="local", target_path=target_path, env={"JOINERY_DRIVER_MEMORY": "1g"})
-        project.invoke("parse")
+        invoke = functools.partial(project.invoke, vars=LINT_VARS)
+        invoke("parse")
         manifest = json.loads((project.target_path / "manifest.json").read_text())
         inputs = ["resource_type:seed", *models_read_by_models(manifest)]
-        project.invoke("build", "--empty", "--select", *inputs, "--exclude", *TESTS)
-        first_run = example_sql(project.invoke("compile", "--full-refresh", "--select", "resource_type:model").nodes)
+        invoke("build", "--empty", "--select", *inputs, "--exclude", *TESTS)
+        first_run = example_sql(invoke("compile", "--full-refresh", "--select", "resource_type:model").nodes)
         incremental_names = incremental_models(manifest)
         unbuilt = sorted(set(incremental_names) - set(inputs))
-        project.invoke("build", "--empty", "--select", *unbuilt, "--exclude", *TESTS)
-        incremental = example_sql(project.invoke("compile", "--select", *incremental_names).nodes)
-        macro_sql = {"calls": compile_inline(project, MACRO_CALLS)}
+        invoke("build", "--empty", "--select", *unbuilt, "--exclude", *TESTS)
+        incremental = example_sql(invoke("compile", "--select", *incremental_names).nodes)
+        macro_sql = {"calls": compile_inline(invoke, MACRO_CALLS)}
+        forced, sent = forced_runs(invoke, project.schema)
     check_incremental_form(first_run, incremental, incremental_names)
     check_macros_compiled(manifest, set(MACRO_CALLS))
     lint_dir = target_path / "sql"
     shutil.rmtree(lint_dir, ignore_errors=True)
-    for folder, files in [("first_run", first_run), ("incremental", incremental), ("macros", macro_sql)]:
+    folders = [("first_run", first_run), ("incremental", incremental), ("macros", macro_sql)]
+    for folder, files in [*folders, ("forced", forced), ("sent", sent)]:
         for relative, sql in files.items():
             path = lint_dir / folder / (relative if relative.endswith(".sql") else f"{relative}.sql")
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -132,13 +199,41 @@ def example_sql(nodes: dict[str, dict]) -> dict[str, str]:
     return compiled
 
 
-def compile_inline(project: DbtProject, calls: dict[str, str]) -> str:
+def compile_inline(invoke, calls: dict[str, str]) -> str:
     """The SQL `dbt compile --inline` renders for the macro calls, one statement each (one dbt
     invocation for them all)."""
     text = ";\n\n".join(f"-- joinery.{name}\n{call}" for name, call in calls.items())
-    nodes = project.invoke("compile", "--inline", text).nodes
+    nodes = invoke("compile", "--inline", text).nodes
     [sql] = [node["compiled_code"] for node in nodes.values()]
     return sql
+
+
+def forced_runs(invoke, schema: str) -> tuple[dict[str, str], dict[str, str]]:
+    """FORCED_RUNS on the embedded Spark: ({<run>/<model>: the model's SQL as the run compiled it},
+    {<run>/<model>/<nn>: each statement of WRITES the model's run sent})."""
+    from pyspark.sql import SparkSession
+
+    forced, sent = {}, {}
+    for name, statements, paths in FORCED_RUNS:
+        for statement in statements:
+            # dbt's own session: the `local` target runs Spark in this process.
+            SparkSession.builder.getOrCreate().sql(statement.format(schema=schema))
+        result = invoke("run", "--select", *paths)
+        for model, path in paths.items():
+            [node_id] = [node_id for node_id in result.nodes if node_id.endswith(f".{model}")]
+            logged = [
+                message for node, message in result.logs if node == node_id and message.startswith("joinery.compact")
+            ]
+            own = [sql for node, sql in result.statements if node == node_id]
+            if path is not None and [message.split(": ", 1)[-1] for message in logged] != [path]:
+                raise RuntimeError(f"lint run {name}: {model} logged {logged}, not `{path}`: not the SQL to lint")
+            if path is None and not any(sql.lower().startswith("merge") for sql in own):
+                raise RuntimeError(f"lint run {name}: {model} sent no MERGE: {[sql[:60] for sql in own]}")
+            forced[f"{name}/{model}"] = result.nodes[node_id]["compiled_code"]
+            writes = [sql for sql in own if sql.split(None, 1)[0].lower() in WRITES and not UNPARSED.match(sql)]
+            for number, sql in enumerate(writes):
+                sent[f"{name}/{model}/{number:02d}"] = sql
+    return forced, sent
 
 
 def check_incremental_form(first_run: dict[str, str], incremental: dict[str, str], names: list[str]) -> None:

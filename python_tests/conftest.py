@@ -15,7 +15,8 @@ Fixtures:
 
 `make test` runs the modules on four pytest-xdist workers (`-n 4 --dist loadfile`): each worker has
 its own dbt target folder and Thrift sessions on the shared server, and takes whole modules,
-slowest first.
+slowest first; a module of ONE_TEST_PER_UNIT (the benchmark smoke test, one test per case) is
+handed out test by test.
 """
 
 from __future__ import annotations
@@ -34,14 +35,17 @@ from harness.java import THROWAWAY_METASTORE
 from harness.sql import SparkSql
 from harness.thrift_server import ThriftServer, free_port
 
-# Slowest modules first, so that on the workers the long ones run side by side rather than one of
-# them ending the run alone (pytest-xdist keeps this order with --no-loadscope-reorder). The order
-# follows the modules' times in a full `make test` (benchmarks/optimizations.md, "The test suite").
+# Slowest first, so that on the workers the long ones run side by side rather than one of them
+# ending the run alone (pytest-xdist keeps this order with --no-loadscope-reorder): modules, and
+# `module[test id]` for a test of a ONE_TEST_PER_UNIT module (its other tests rank with the module).
+# The order follows the times in a full `make test` (benchmarks/optimizations.md, "The test suite").
 SLOWEST_FIRST = [
-    "test_benchmarks_smoke",
+    "test_benchmarks_smoke[compaction_incremental]",
+    "test_benchmarks_smoke[fk_join]",
     "test_fk_join_property",
     "test_examples_build",
     "test_compaction_property",
+    "test_benchmarks_smoke[plain_dbt]",
     # Their own Sparks, one process after another: long, and light on the shared server.
     "test_quickstart",
     "test_orchestrator",
@@ -56,12 +60,16 @@ SLOWEST_FIRST = [
     "test_fk_join_feed_property",
     "test_bad_inputs",
     "test_operations",
+    "test_benchmarks_smoke",
     "test_idempotence",
     "test_packaging",
     "test_iceberg",
     "test_upsert_delta",
     "test_multi_join",
 ]
+# Modules of independent long tests, each its own process: `--dist loadfile` hands each of their
+# tests to a worker on its own rather than the whole module to one (SplitFileScheduling).
+ONE_TEST_PER_UNIT = {"test_benchmarks_smoke"}
 
 # The tests' data is a few hundred rows: generating and compiling Java for each projection costs more
 # than interpreting it (Delta's log state has deeply nested types, generated afresh for every scan).
@@ -76,7 +84,30 @@ _PREVIOUS_SIGTERM = pytest.StashKey[object]()
 
 def pytest_collection_modifyitems(items):
     rank = {name: position for position, name in enumerate(SLOWEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.module.__name__.rsplit(".", 1)[-1], len(rank)))
+
+    def position(item) -> int:
+        module = item.module.__name__.rsplit(".", 1)[-1]
+        callspec = getattr(item, "callspec", None)
+        own = rank.get(f"{module}[{callspec.id}]") if callspec else None
+        return own if own is not None else rank.get(module, len(rank))
+
+    items.sort(key=position)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SplitFileScheduling(LoadFileScheduling):
+        """loadfile, but each test of a ONE_TEST_PER_UNIT module is a work unit of its own."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return nodeid if Path(path).stem in ONE_TEST_PER_UNIT else path
+
+    return SplitFileScheduling(config, log)
 
 
 def _interrupt_on_sigterm(signum, frame):  # noqa: ARG001

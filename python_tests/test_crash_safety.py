@@ -42,6 +42,7 @@ from pathlib import Path
 import pytest
 
 from harness.dbt import PROFILES_DIR, REPO_ROOT
+from harness.dbt_log import LogWatch
 from harness.java import short_lived_java_options
 
 SEED = 20240613
@@ -515,26 +516,6 @@ def group_alive(group: int) -> bool:
         if int(fields[2]) == group and fields[0] not in ("Z", "X"):
             return True
     return False
-
-
-class LogWatch:
-    """What dbt's log file (every statement, as dbt sends it) gained since the watch began."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self.offset = path.stat().st_size if path.exists() else 0
-        self.text = ""
-
-    def says(self, *texts: str) -> bool:
-        if self.path.exists():
-            with self.path.open("rb") as handle:
-                # dbt rotates its log file at 10 MB: then the new file is read from its start.
-                self.offset = 0 if handle.seek(0, os.SEEK_END) < self.offset else self.offset
-                handle.seek(self.offset)
-                chunk = handle.read()
-            self.offset += len(chunk)
-            self.text += chunk.decode(errors="replace")
-        return all(text in self.text for text in texts)
 
 
 def new_data_file(spark_dir: Path, before: dict, models: list[str]) -> Callable[[], bool]:

@@ -22,8 +22,10 @@ from harness.demo import DEMO_VARS
 
 SCHEMA = "test_examples_build"
 # Folders of examples that are off unless a var turns them on: misconfigured models, test-only
-# models and scenarios that need batches landed between runs. Folder -> (var, the module building it).
+# models, lint-only models and scenarios that need batches landed between runs. Folder -> (var, the
+# module building it).
 OPT_IN = {
+    "models/examples/compaction/lint/": ("compaction_lint_models", "harness/compile_examples.py"),
     "models/examples/compaction/property/": ("compaction_property_tests", "test_compaction_property.py"),
     "models/examples/iceberg/test_only/": ("iceberg_test_models", "test_iceberg.py"),
     "models/examples/operations/": ("operations_tests", "test_operations.py"),

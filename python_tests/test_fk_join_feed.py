@@ -7,6 +7,13 @@ results, read back from Spark as multisets, equal a plain-Python join of the tab
 changed them, and the changes model logs exactly the keys whose result changed. Each result's last
 commit records the source versions it read. A source replaced by `create or replace`, and one
 without a change feed, stop the run with a message that says what to do.
+
+dbt killed (SIGKILL) during incremental runs leaves each result before or after the run, and the
+next run converges. The kills fall at random moments timed from the first statement dbt sends (one
+in each slice of the window a finished run took), plus a watched kill for each phase those missed;
+each trial's phase is read per result from its Delta version (committed or not) and checked against
+dbt's log (a commit only after its MERGE was sent), and both phases must occur for both results.
+The trials' figures go to the pytest cache (`pytest --cache-show 'joinery/*'`).
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from pathlib import Path
 import pytest
 
 from harness.dbt import REPO_ROOT, DbtProject
+from harness.dbt_log import LogWatch
 from harness.sql import read_rows, sql_literal
 from python_tests.fk_join_reference import result_changes
 
@@ -145,7 +153,7 @@ def assert_results(spark, tables: Tables, run: int, before: Counter | None) -> C
     )
     live = Counter((key, name, False) for key, name in tables.customers.items())
     assert +Counter({row: n for row, n in state.items() if not row[2]}) == live
-    assert Counter(row[0] for row in state if row[2]) == Counter(tables.removed_customers)
+    assert Counter(row[0] for row in state.elements() if row[2]) == Counter(tables.removed_customers)
     versions = {table: current_version(spark, f"{SOURCES}.{table}") for table in ["orders", "customers"]}
     for model, read in [
         ("feed_orders_customers", ["orders", "customers"]),
@@ -268,50 +276,156 @@ def test_the_readme_example(project, spark):
     assert messages["feed_orders_customers"] == "MERGE 0 inserted, 2 updated, 1 deleted", messages
 
 
-def test_a_run_killed_at_random_moments_converges(project, spark, dbt):
-    """SIGKILL of dbt at a random moment of each of four incremental runs: what a reader sees right
-    after is the result before the run or after it, and the next run converges."""
-    tables = Tables(spark)
-    tables.create()
-    tables.insert_customers([(1, "ann"), (2, "bob"), (3, "cy")])
-    tables.insert_orders([(10 + i, 1 + i % 3, i) for i in range(12)])
-    models = ("feed_orders_customers", "feed_orders_customers_left")
-    build(project, "--full-refresh", "--select", *models)
-    command = [sys.executable, "-m", "harness.dbt_cli", "run", "--select", *models]
-    command += project.command_line((), project.target_path, {"feed_schema": SOURCES})
-    env = {**os.environ, **dbt.env, "JOINERY_SCHEMA": SCHEMA}
-    rng = random.Random(20261128)
-    started = time.perf_counter()
-    subprocess.run(command, env=env, cwd=REPO_ROOT, check=True, capture_output=True)
-    window = time.perf_counter() - started
-    landed = Counter()
-    for trial in range(4):
-        before = tables.expected("inner")
-        version = current_version(spark, f"{SCHEMA}.feed_orders_customers")
-        tables.sql(f"update {{s}}.customers set customer_name = 'name{trial}' where customer_id = {1 + trial % 3}")
-        tables.customers[1 + trial % 3] = f"name{trial}"
-        tables.sql(f"delete from {{s}}.orders where order_id = {10 + trial}")
-        del tables.orders[10 + trial]
+# The kill trials: KILL_TRIALS at random moments, one in each slice of the window a finished run took
+# from its first statement, then a watched kill for each phase (PHASES) the random ones missed.
+KILL_TRIALS = 4
+KILLED_MODELS = ("feed_orders_customers", "feed_orders_customers_left")
+# Where a kill left a result table, from its Delta version after the kill: its run's MERGE committed
+# (a new version), or not.
+NOT_COMMITTED, COMMITTED = "not committed", "committed"
+PHASES = (NOT_COMMITTED, COMMITTED)
+# What dbt's log showed of a model's statements when it was killed: none yet, some but not its MERGE,
+# its MERGE (the one statement that commits a change-feed result on delta).
+SENT_NOTHING, SENT_STATEMENTS, SENT_MERGE = "nothing", "statements", "its MERGE"
+
+
+class KilledRuns:
+    """`dbt run` of the two results in a process of its own, with its own log file, killed (SIGKILL of
+    its process group) at a moment the test picks: that many seconds after dbt sent its first
+    statement, or as soon as the log shows something."""
+
+    def __init__(self, project: DbtProject, dbt, home: Path):
+        self.log_path = home / "logs" / "dbt.log"
+        self.command = [sys.executable, "-m", "harness.dbt_cli", "run", "--select", *KILLED_MODELS]
+        self.command += project.command_line((), project.target_path, {"feed_schema": SOURCES})
+        self.env = {**os.environ, **dbt.env, "JOINERY_SCHEMA": SCHEMA, "DBT_LOG_PATH": str(home / "logs")}
+
+    def run(self, kill_after: float | None = None, kill_when=None) -> dict:
+        """Run dbt; returns its exit code, the seconds from its first statement to its end, and per
+        model what the log showed sent when it ended (or was killed)."""
+        log = LogWatch(self.log_path)
         process = subprocess.Popen(
-            command,
-            env=env,
+            self.command,
+            env=self.env,
             cwd=REPO_ROOT,
             start_new_session=True,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        time.sleep(rng.uniform(0.2, window))
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+        first = None
+        while process.poll() is None:
+            if first is None and log.statements():
+                first = time.monotonic()
+            if (kill_after is not None and first is not None and time.monotonic() - first >= kill_after) or (
+                kill_when is not None and kill_when(log)
+            ):
+                os.killpg(process.pid, signal.SIGKILL)
+                break
+            time.sleep(0.005)
+        code = process.wait(timeout=600)
+        ended = time.monotonic()
+        sent = sent_by_model(log.statements())
+        assert first is not None or log.statements(), f"dbt exited {code} without sending a statement"
+        return {"exit": code, "seconds": ended - (first or ended), "sent": sent}
+
+
+def sent_by_model(statements: list[tuple[str, str]]) -> dict[str, str]:
+    """Per killed model, what of its statements dbt had logged (SENT_*)."""
+    sent = {}
+    for model in KILLED_MODELS:
+        own = [sql for node, sql in statements if node.split(".")[-1] == model]
+        merged = any(sql.lower().startswith("merge") for sql in own)
+        sent[model] = SENT_MERGE if merged else SENT_STATEMENTS if own else SENT_NOTHING
+    return sent
+
+
+# Watched moments: dbt's first statement (the relation listing, long before either MERGE), and both
+# results reported done by dbt (their MERGEs returned).
+WATCHED = {
+    NOT_COMMITTED: lambda log: bool(log.statements()),
+    COMMITTED: lambda log: log.says(
+        *(f"OK created sql joinery_upsert model {SCHEMA}.{model} " for model in KILLED_MODELS)
+    ),
+}
+
+
+def test_a_run_killed_at_random_moments_converges(project, spark, dbt, tmp_path, request):
+    """SIGKILL of dbt at a random moment of each of four incremental runs, timed from the first
+    statement dbt sends, and at watched moments for a phase those missed: what a reader sees right
+    after is the result before the run or after it, the kills left both results committed and not
+    committed, and the next run converges."""
+    tables = Tables(spark)
+    tables.create()
+    tables.insert_customers([(1, "ann"), (2, "bob"), (3, "cy")])
+    tables.insert_orders([(10 + i, 1 + i % 3, i) for i in range(12)])
+    build(project, "--full-refresh", "--select", *KILLED_MODELS)
+    runs = KilledRuns(project, dbt, tmp_path)
+    changes = iter(range(12))
+
+    def change() -> None:
+        # A customer renamed and an order deleted: each run has rows to change in both results.
+        number = next(changes)
+        tables.sql(f"update {{s}}.customers set customer_name = 'name{number}' where customer_id = {1 + number % 3}")
+        tables.customers[1 + number % 3] = f"name{number}"
+        tables.sql(f"delete from {{s}}.orders where order_id = {10 + number}")
+        del tables.orders[10 + number]
+
+    # The window: a finished run of the same kind, from its first statement to its end.
+    change()
+    measured = runs.run()
+    assert measured["exit"] == 0, "the run measured for the kill window failed"
+    window = measured["seconds"]
+    trials = []
+
+    def trial(moment: str, **kill) -> dict:
+        change()
+        before = {model: result(spark, model) for model in KILLED_MODELS}
+        versions = {model: current_version(spark, f"{SCHEMA}.{model}") for model in KILLED_MODELS}
+        record = {"moment": moment, **runs.run(**kill)}
         # A statement the server had started finishes there: let it, then read.
         time.sleep(5)
-        seen = result(spark, "feed_orders_customers")
-        assert seen in (before, tables.expected("inner")), trial
-        landed["committed" if current_version(spark, f"{SCHEMA}.feed_orders_customers") > version else "not"] += 1
-        build(project, "--select", *models)
-        assert result(spark, "feed_orders_customers") == tables.expected("inner")
-        assert result(spark, "feed_orders_customers_left") == tables.expected("left")
-    print(f"kills: {dict(landed)} (window {window:.1f} s)")
+        expected = {model: tables.expected("left" if model.endswith("_left") else "inner") for model in KILLED_MODELS}
+        record["phases"] = {}
+        for model in KILLED_MODELS:
+            seen = result(spark, model)
+            assert seen in (before[model], expected[model]), (moment, model)
+            committed = current_version(spark, f"{SCHEMA}.{model}") > versions[model]
+            record["phases"][model] = COMMITTED if committed else NOT_COMMITTED
+            # Only a MERGE commits: a commit the log did not show its MERGE for is not this run's.
+            assert not committed or record["sent"][model] == SENT_MERGE, (moment, model, record)
+        build(project, "--select", *KILLED_MODELS)
+        for model in KILLED_MODELS:
+            assert result(spark, model) == expected[model], (moment, model)
+        trials.append(record)
+        return record
+
+    rng = random.Random(20261128)
+    slices = rng.sample(range(KILL_TRIALS), KILL_TRIALS)
+    for number in range(KILL_TRIALS):
+        delay = window * (slices[number] + rng.random()) / KILL_TRIALS
+        record = trial(f"random {delay:.1f}s", kill_after=delay)
+        if record["exit"] == 0:
+            window = record["seconds"]
+    for phase in PHASES:
+        if any(phase not in landed(trials, model) for model in KILLED_MODELS):
+            trial(f"watched: {phase}", kill_when=WATCHED[phase])
+
+    figures = {"window": round(measured["seconds"], 1), "trials": trials}
+    # `pytest --cache-show 'joinery/*'` prints them after a run.
+    request.config.cache.set("joinery/fk_join_feed_kill_phases", figures)
+    random_trials = trials[:KILL_TRIALS]
+    killed = [record for record in random_trials if record["exit"] == -signal.SIGKILL]
+    # Most random moments, and at least one, fell inside a run rather than after it.
+    assert len(killed) >= max(1, KILL_TRIALS // 2), figures
+    assert all(record["exit"] in (0, -signal.SIGKILL) for record in random_trials), figures
+    assert all(record["exit"] == -signal.SIGKILL for record in trials[KILL_TRIALS:]), figures
+    for model in KILLED_MODELS:
+        assert landed(trials, model) == set(PHASES), (model, figures)
+
+
+def landed(trials: list[dict], model: str) -> set[str]:
+    """The phases kills left `model` in (trials that finished before their kill do not count)."""
+    return {record["phases"][model] for record in trials if record["exit"] == -signal.SIGKILL}
 
 
 def test_a_vacuum_past_the_recorded_version_stops_the_run(project, spark):

@@ -10,7 +10,10 @@ delete, then the greater xxhash64 of the row, which the reference computes as Sp
 keys changing to NULL, to a key with no live customer and back to a present one, deletes followed by
 re-inserts on both sides and re-publishes of an unchanged row. test_the_histories_hold_every_case
 counts each kind over all histories, batch by batch in arrival order (Coverage), and asserts at
-least 20 of each, ties decided by each of the three rules included. Each history lives in its own
+least 20 of each and the exact counts (COVERAGE, which docs/guarantees.md quotes). A tie is counted
+where a run has to decide it: two or more different versions at a key's winning `seq` among those
+the run compares (the stored winner and the batch's own), under the rule that ranks the winner
+above the runner-up (later batch, the delete, the row's hash). Each history lives in its own
 disjoint key space inside one pair of source tables, so one short sequence of dbt runs checks all
 of them at once.
 
@@ -44,6 +47,7 @@ from collections import Counter
 import pytest
 from hypothesis import strategies as st
 
+from harness.dbt import REPO_ROOT
 from harness.sql import create_source, land, read_rows
 from python_tests.fk_join_reference import (
     CUSTOMER_COLUMNS,
@@ -53,6 +57,7 @@ from python_tests.fk_join_reference import (
     fk_join_reference,
     latest_state,
     result_changes,
+    version_rank,
 )
 
 SCHEMA = "test_fk_join_property"
@@ -60,7 +65,7 @@ FULL_SCHEMA = "test_fk_join_property_full"
 ORDERS_SOURCE = "fk_property_orders"
 CUSTOMERS_SOURCE = "fk_property_customers"
 BATCHES = 4
-HISTORIES = 400
+HISTORIES = 500
 KEY_SPACE = 100  # history h owns keys h*100 .. h*100+99 on both sides
 MISSING_CUSTOMER = 9  # never gets a row
 STATES = {"fk_orders_state": ("order_id", ORDER_COLUMNS), "fk_customers_state": ("customer_id", CUSTOMER_COLUMNS)}
@@ -77,19 +82,23 @@ SOURCE_VARS = {
 PARQUET_INCREMENTAL = re.compile(
     r"^joinery_upsert \S+: (\d+ inserted, \d+ updated, \d+ deleted;|no changed rows,|\d+ tombstones changed,)"
 )
-CASES = [
-    "deleted, then inserted again",
-    "equal sequence_by tie",
-    "tie decided by the later batch",
-    "tie decided by the delete",
-    "tie decided by the row's hash",
-    "foreign key to NULL",
-    "foreign key to a missing key",
-    "foreign key back to a present key",
-    "re-publish of an unchanged row",
-    "version arriving out of order",
-    "late version after a delete",
-]
+# What the histories hold, counted by Coverage. The histories are derandomized, so the counts are
+# exact: docs/guarantees.md quotes them and test_the_histories_hold_every_case asserts both.
+COVERAGE = {
+    "deletes followed by a re-insert": 106,
+    "ties at a key's winning sequence_by": 328,
+    "ties decided by the later batch": 215,
+    "ties decided by the delete": 49,
+    "ties decided by the row's hash": 64,
+    "foreign keys to NULL": 37,
+    "foreign keys to a missing key": 114,
+    "foreign keys back to a present key": 23,
+    "re-publishes of an unchanged row": 66,
+    "versions arriving out of order": 687,
+    "late versions after a delete": 238,
+}
+MIN_COVERAGE = 20
+GUARANTEES = REPO_ROOT / "docs" / "guarantees.md"
 
 # Few keys, values and versions, so that ties, re-publishes and late versions are frequent.
 order_events = st.lists(
@@ -140,9 +149,10 @@ def in_key_space(history: int, orders: list[dict], customers: list[dict]) -> tup
 
 class Coverage:
     """What the histories hold, counted batch by batch in arrival order against the reference's states:
-    per arriving event, ties (and the rule that decides them) and late versions; per key between the
-    states before and after a batch, re-inserts, unchanged re-publishes and the foreign key of a live
-    order moving to NULL, to a key with no live customer, or from either to a live customer."""
+    per arriving event, late versions; per key a batch touches, the tie its run decides (ties); per
+    key between the states before and after a batch, re-inserts, unchanged re-publishes and the
+    foreign key of a live order moving to NULL, to a key with no live customer, or from either to a
+    live customer."""
 
     def __init__(self):
         self.counts = Counter()
@@ -158,26 +168,29 @@ class Coverage:
                 if new["op"] == "d" or old is None or old["op"] == "d" or old["customer_id"] == new["customer_id"]:
                     continue
                 if new["customer_id"] is None:
-                    self.counts["foreign key to NULL"] += 1
+                    self.counts["foreign keys to NULL"] += 1
                 elif new["customer_id"] not in present:
-                    self.counts["foreign key to a missing key"] += 1
+                    self.counts["foreign keys to a missing key"] += 1
                 if old["customer_id"] not in previously_present and new["customer_id"] in present:
-                    self.counts["foreign key back to a present key"] += 1
+                    self.counts["foreign keys back to a present key"] += 1
 
-    def tie(self, event: dict, rivals: list[dict]) -> None:
-        """An event with the same key and seq as events landed before it, and the rule that decides."""
-        if not rivals:
-            return
-        self.counts["equal sequence_by tie"] += 1
-        if any(e["batch_id"] < event["batch_id"] for e in rivals):
-            self.counts["tie decided by the later batch"] += 1
-        if any(e["batch_id"] == event["batch_id"] and (e["op"] == "d") != (event["op"] == "d") for e in rivals):
-            self.counts["tie decided by the delete"] += 1
-        if any(
-            e["batch_id"] == event["batch_id"] and (e["op"] == "d") == (event["op"] == "d") and e != event
-            for e in rivals
-        ):
-            self.counts["tie decided by the row's hash"] += 1
+    def ties(self, batch_events: list[dict], before: dict, after: dict, key: str) -> None:
+        """The ties a batch's run must decide: per key, the versions at its winning `seq` that the
+        run compares (the stored winner, if it has that `seq`, and the batch's own), when two or more
+        differ; each counted once, under the rule that puts the winner above the runner-up."""
+        columns = ORDER_COLUMNS if key == "order_id" else CUSTOMER_COLUMNS
+        for k in {e[key] for e in batch_events}:
+            top = after[k]["seq"]
+            rivals = [e for e in batch_events if e[key] == k and e["seq"] == top]
+            if before.get(k) is not None and before[k]["seq"] == top:
+                rivals.append(before[k])
+            ranks = sorted({version_rank(e, columns) for e in rivals}, reverse=True)
+            if len(ranks) < 2:
+                continue
+            self.counts["ties at a key's winning sequence_by"] += 1
+            (_, batch, delete, _), (_, rival_batch, rival_delete, _) = ranks[:2]
+            rule = "later batch" if batch != rival_batch else "delete" if delete != rival_delete else "row's hash"
+            self.counts[f"ties decided by the {rule}"] += 1
 
     def side(self, events: list[dict], key: str, values: tuple[str, ...]) -> list[dict]:
         """The reference's state after each batch (index 0: before the first), counting the cases of
@@ -185,35 +198,41 @@ class Coverage:
         states, landed = [{}], []
         for batch in range(1, BATCHES + 1):
             before = states[-1]
-            for event in (e for e in events if e["batch_id"] == batch):
+            arriving = [e for e in events if e["batch_id"] == batch]
+            for event in arriving:
                 same_key = [e for e in landed if e[key] == event[key]]
-                self.tie(event, [e for e in same_key if e["seq"] == event["seq"]])
                 if any(e["batch_id"] < batch and e["seq"] > event["seq"] for e in same_key):
-                    self.counts["version arriving out of order"] += 1
+                    self.counts["versions arriving out of order"] += 1
                 stored = before.get(event[key])
                 if stored is not None and stored["op"] == "d" and stored["seq"] > event["seq"]:
-                    self.counts["late version after a delete"] += 1
+                    self.counts["late versions after a delete"] += 1
                 landed.append(event)
             after = latest_state(landed, key)
+            self.ties(arriving, before, after, key)
             for k, new in after.items():
                 old = before.get(k)
                 if old is None or new is old or new["op"] == "d":
                     continue
                 if old["op"] == "d":
-                    self.counts["deleted, then inserted again"] += 1
+                    self.counts["deletes followed by a re-insert"] += 1
                 elif all(old[v] == new[v] for v in values):
-                    self.counts["re-publish of an unchanged row"] += 1
+                    self.counts["re-publishes of an unchanged row"] += 1
             states.append(after)
         return states
 
 
-def test_the_histories_hold_every_case():
+def test_the_histories_hold_every_case(request):
     coverage = Coverage()
     for orders, customers in generated_histories():
         coverage.add(orders, customers)
-    print(f"{HISTORIES} histories, {BATCHES} batches: {dict(coverage.counts)}")
-    too_few = {case: coverage.counts[case] for case in CASES if coverage.counts[case] < 20}
-    assert not too_few, f"the histories hold too few of: {too_few} (all counts: {dict(coverage.counts)})"
+    counts = {case: coverage.counts[case] for case in COVERAGE}
+    request.config.cache.set("joinery/fk_join_property_coverage", counts)
+    too_few = {case: n for case, n in counts.items() if n < MIN_COVERAGE}
+    assert not too_few, f"the histories hold too few of: {too_few} (all counts: {counts})"
+    assert counts == COVERAGE, f"the histories' counts changed: {counts}; update COVERAGE and docs/guarantees.md"
+    documented = " ".join(GUARANTEES.read_text().split())
+    missing = [f"{n} {case}" for case, n in counts.items() if f"{n} {case}" not in documented]
+    assert not missing, f"docs/guarantees.md does not quote the asserted counts: {missing}"
 
 
 def expected_state(events: list[dict], key: str, columns: dict[str, str]) -> Counter[tuple]:

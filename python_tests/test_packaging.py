@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from harness.dbt import REPO_ROOT, DbtProject
+from harness.sql import unique_mapping
 
 INTEGRATION = REPO_ROOT / "integration_tests"
 SCHEMA = "test_packaging"
@@ -148,12 +149,12 @@ def test_integration_tables_read_back(integration_build, spark):
     )
     assert actual == joined
 
-    metrics = {
-        (row[0], row[1]): row[2]
+    metrics = unique_mapping(
+        ((row[0], row[1]), row[2])
         for row in spark.query(
             f"select coalesce(input, ''), metric, value from {SCHEMA}.joinery_metrics where model = 'it_multi_join'"
         )
-    }
+    )
     orders, customers = read_csv(seeds / "it_orders.csv"), read_csv(seeds / "it_customers.csv")
     assert metrics[("orders", "rows_in")] == len(orders)
     assert metrics[("customers", "rows_in")] == len(customers)

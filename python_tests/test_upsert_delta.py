@@ -16,6 +16,7 @@ from urllib.parse import urlparse
 
 import pytest
 
+from harness.sql import unique_mapping
 from python_tests.test_upsert import reference
 
 SCHEMA = "test_upsert_delta"
@@ -34,7 +35,7 @@ def table_state(spark, model: str) -> dict:
     history = spark.query_dicts(f"describe history {table}")
     return {
         "rows": spark.rows(table, COLUMNS),
-        "files": {(country, customer_id): path for country, customer_id, path in files},
+        "files": unique_mapping(((country, customer_id), path) for country, customer_id, path in files),
         "history": sorted(history, key=lambda entry: entry["version"]),
         "detail": spark.query_dicts(f"describe detail {table}")[0],
         # Read apart: describe detail renders a map of strings holding JSON without escaping it.
