@@ -107,7 +107,7 @@ def render(results: list[dict[str, Any]], machine: dict[str, str], args: argpars
     ]
     for result in results:
         lines.append(
-            f"| {result['case']}{_stamp(result)} | {_sizes(result.get('sizes', {}))} | {_medians(result)} "
+            f"| {result['case']} | {_sizes(result.get('sizes', {}))}{_stamp(result)} | {_medians(result)} "
             f"| {_bars(result)} | {_exchanges(result)} |"
         )
     lines += ["", "## Bars", "", "Each bar, met or missed, with what the run measured on both sides.", ""]

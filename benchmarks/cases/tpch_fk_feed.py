@@ -125,12 +125,17 @@ def bars_of(scales) -> list[Bar]:
 
 
 def commit_check(found: dict[str, Measurement]) -> dict:
-    idle = {name: m.count_medians()[FEED]["commits"] for name, m in found.items() if ".no_new_data" in name}
+    idle = {}
+    for name, measured in found.items():
+        if ".no_new_data" in name:
+            counts = measured.count_medians()[FEED]
+            idle[name] = {"commits": counts["commits"], "statements": counts["statements"]}
+            idle[name]["pass"] = counts["commits"] == 0
     return {
         "name": "no_commit_without_new_data",
         "kind": "count",
         "value": idle,
-        "pass": all(v == 0 for v in idle.values()),
+        "pass": all(entry["pass"] for entry in idle.values()),
     }
 
 

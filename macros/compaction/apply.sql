@@ -81,6 +81,10 @@ from versions
 where
     (not _joinery_present and not _joinery_is_delete)
     or (_joinery_present and _joinery_wins and (_joinery_is_delete or not _joinery_identical))
+    {%- if settings.tombstones %}
+    {#- A winning delete of a key the table does not hold records its tombstone (it beat the old one). #}
+    or (not _joinery_present and _joinery_is_delete)
+    {%- endif %}
     {%- endset %}
     {{ return(exact_sql) }}
 {% endmacro %}

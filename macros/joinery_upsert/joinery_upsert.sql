@@ -32,6 +32,10 @@
     {% set plan = joinery._upsert_compiled_plan(compiled_code) %}
     {% set state = joinery._upsert_run_state(target, settings, merged) if plan is none
         else joinery._upsert_planned_state(target, settings, plan) %}
+    {% if plan is none %}
+        {#- A planned SELECT inside the model's own SQL: its MERGE still compares the plan's versions. -#}
+        {% do state.update({'versions': (joinery._upsert_embedded_plan(compiled_code) or {}).get('versions')}) %}
+    {% endif %}
     {% set mode = joinery._upsert_decide_build_mode(state.costs, settings, state.built, started, plan) %}
     {% set sql = joinery._upsert_model_sql(mode) %}
     {% do joinery._upsert_assert_contract(sql, settings) %}

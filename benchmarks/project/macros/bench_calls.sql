@@ -48,8 +48,8 @@
 {% macro bench_tpch_compaction() %}
     {#- The tpch_compaction case: TPC-H's orders snapshot and its refresh batches, compacted. -#}
     {{ return(joinery.compact(
-        snapshot=bench_source('tpch_snapshot'),
-        deltas=[bench_source('tpch_deltas')],
+        snapshot=source('bench', 'tpch_snapshot'),
+        deltas=[source('bench', 'tpch_deltas')],
         key='o_orderkey',
         updated_at='o_updated_at',
         deleted='is_deleted',

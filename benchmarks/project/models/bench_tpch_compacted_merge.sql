@@ -7,12 +7,12 @@
 
 with versions as (
     {% if is_incremental() %}
-        select * from {{ bench_source('tpch_deltas') }}
+        select * from {{ source('bench', 'tpch_deltas') }}
         where loaded_at > (select max(applied.loaded_at) from {{ this }} as applied)
     {% else %}
-        select *, false as is_deleted from {{ bench_source('tpch_snapshot') }}
+        select *, false as is_deleted from {{ source('bench', 'tpch_snapshot') }}
         union all
-        select * from {{ bench_source('tpch_deltas') }}
+        select * from {{ source('bench', 'tpch_deltas') }}
     {% endif %}
 ),
 

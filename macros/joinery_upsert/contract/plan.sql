@@ -18,9 +18,28 @@
     {#- The plan _upsert_planned_sql attached to `sql` (the model's compiled SQL), or none for SQL
         without one (a model whose SELECT no capability planned: the materialization reads what it
         needs itself). -#}
-    {% set found = modules.re.search("\\nwhere '((?:[^'\\\\]|\\\\.)*)' is not null\\s*$", sql or '') %}
+    {% set literal = "\\nwhere '((?:[^'\\\\]|\\\\.)*)' is not null\\s*" %}
+    {% set found = modules.re.search('(?s)^\\s*(?:--[^\\n]*\\n\\s*)*select \\* from \\(\\n.*' ~ literal ~ '$',
+        sql or '') %}
+    {#- The same SELECT as one CTE of the model, all of it selected (`with compacted as (...) select *
+        from compacted`, the examples' style). -#}
+    {% set found = found or modules.re.search('(?si)^\\s*(?:--[^\\n]*\\n\\s*)*with\\s+(`?)(\\w+)\\1\\s+as\\s*\\('
+        ~ '\\s*select \\* from \\(\\n.*' ~ literal ~ '\\)\\s*select\\s+\\*\\s+from\\s+\\1\\2\\1\\s*$', sql or '') %}
     {% if found is none %}
         {{ return(none) }}
     {% endif %}
-    {{ return(fromjson(modules.re.sub('\\\\(.)', '\\1', found.group(1)))) }}
+    {{ return(fromjson(modules.re.sub('\\\\(.)', '\\1', found.groups()[-1]))) }}
+{% endmacro %}
+
+
+{% macro _upsert_embedded_plan(sql) %}
+    {#- The plan of a planned SELECT that the model's SQL wraps (a CTE, a filter after it), or none.
+        The run then learns the SELECT's columns and figures itself, as for SQL without a plan, but
+        still owes the plan what its SQL assumed: a MERGE that compares the plan's `versions`. -#}
+    {% set found = modules.re.findall("\\) as joinery_planned\\nwhere '((?:[^'\\\\]|\\\\.)*)' is not null",
+        sql or '') %}
+    {% if not found %}
+        {{ return(none) }}
+    {% endif %}
+    {{ return(fromjson(modules.re.sub('\\\\(.)', '\\1', found[-1]))) }}
 {% endmacro %}

@@ -221,6 +221,10 @@
             {% for part in modules.re.split(', (?=[A-Za-z0-9_.-]+=)', found.group(1)) if '=' in part %}
                 {% do properties.update({part.split('=', 1)[0]: part.split('=', 1)[1]}) %}
             {% endfor %}
+            {#- The listing leaves out properties whose value is empty: joinery writes these always. -#}
+            {% for name in ['joinery.location_root', 'joinery.options'] if 'joinery.root' in properties %}
+                {% do properties.setdefault(name, '') %}
+            {% endfor %}
             {{ return(properties) }}
         {% endif %}
     {% endif %}

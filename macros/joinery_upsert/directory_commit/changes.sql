@@ -3,14 +3,28 @@
     (_upsert_fail). The cache lets the stage table's several INSERTs and the checks read rows
     computed once, before anything changes. -#}
 
-{% macro _upsert_validate_changes(changes, settings, with_partitions=false, companion=none) %}
-    {#- Check the changed rows' columns against the config; returns their columns (minus the delete
+{% macro _upsert_validate_changes(changes, settings, with_partitions=false, companion=none, full_build=false) %}
+    {#- Check the changed rows' columns against the config (on a `full_build`, before the figures,
+        in a statement of its own); returns their columns (minus the delete
         marker, partition columns last), the key, partition and delete-marker columns as spelled in
         the SELECT, and their figures (pipeline/preflight.sql: rows, live rows, the newest watermark;
         duplicate keys fail). With `with_partitions` (an incremental rewrite of a partitioned table),
         also the partitions they fall in (`partition_values`). One statement. -#}
+    {% if full_build %}
+        {#- A first build checks the config's columns before it computes figures that name them, so
+            a missing one fails with joinery's error naming the argument rather than Spark's. -#}
+        {% set named = joinery._upsert_preflight(changes, none, settings).columns %}
+        {% do joinery._upsert_change_columns(changes, settings, named) %}
+        {% do joinery._upsert_tombstone_columns({'columns': named}, settings, changes) %}
+    {% endif %}
     {% set preflight = joinery._upsert_preflight(changes, none, settings, with_stats=true, companion=companion) %}
     {% set columns = preflight.columns %}
+    {#- The stage table's DDL needs struct field names quoted where Spark would, which typeof does not. -#}
+    {% set fixed = joinery._parseable_struct_types(changes, columns | map(attribute='name') | list,
+        columns | map(attribute='type') | list) %}
+    {% for column in columns if column.name in fixed %}
+        {% do column.update({'type': fixed[column.name]}) %}
+    {% endfor %}
     {% set found = joinery._upsert_change_columns(changes, settings, columns) %}
     {% set stats = preflight.stats %}
     {% set stored = columns | rejectattr('name', 'equalto', found.deleted) | list %}

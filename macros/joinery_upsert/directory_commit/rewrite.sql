@@ -10,7 +10,7 @@
     {% set table = joinery._upsert_read_table(target, existing, settings, mode.full, properties) %}
     {% set changes = joinery._upsert_stage_changes(sql, target) %}
     {% set change_info = joinery._upsert_validate_changes(changes, settings, with_partitions=not table.full_build,
-        companion=joinery._upsert_tombstones_companion(target, settings) if not table.full_build else none) %}
+        full_build=table.full_build, companion=joinery._upsert_tombstones_companion(target, settings) if not table.full_build else none) %}
     {% do joinery._upsert_tombstone_columns(change_info, settings, changes) %}
     {% set prepared = {'table': table, 'changes': changes, 'change_info': change_info, 'mode': mode,
         'stats': change_info.stats if not table.full_build else none,

@@ -11,11 +11,14 @@
         changed rows), 'changes' (the staged rows, a view name; the SELECT on a full build),
         'change_info' (what tombstones.sql reads), 'plan' (the MERGE's columns)}. -#}
     {% if mode.full %}
+        {#- With tombstones, the table and its companion both read the rows: computed once, cached. -#}
+        {% set staged = settings.tombstones is not none %}
+        {% set changes = joinery._upsert_stage_changes(sql, target) if staged else '(\n' ~ sql ~ '\n)' %}
         {% set lead = joinery._upsert_lead_seconds(mode) %}
-        {% set preflight = joinery._upsert_preflight('(\n' ~ sql ~ '\n)', none, settings) %}
-        {% set found = joinery._upsert_change_columns(none, settings, preflight.columns) %}
+        {% set preflight = joinery._upsert_preflight(changes, none, settings) %}
+        {% set found = joinery._upsert_change_columns(changes if staged else none, settings, preflight.columns) %}
         {{ return({'mode': mode, 'preflight': preflight, 'found': found, 'stats': none, 'skip': false, 'lead': lead,
-            'changes': '(\n' ~ sql ~ '\n)', 'change_info': joinery._upsert_change_info(preflight, found)}) }}
+            'changes': changes, 'staged': staged, 'change_info': joinery._upsert_change_info(preflight, found)}) }}
     {% endif %}
     {% set changes = joinery._upsert_stage_changes(sql, target) %}
     {% set lead = joinery._upsert_lead_seconds(mode) %}
@@ -24,9 +27,28 @@
     {% set found = joinery._upsert_change_columns(changes, settings, preflight.columns) %}
     {% do joinery._upsert_check_stats(preflight.stats, found, settings, changes) %}
     {{ return({'mode': mode, 'preflight': preflight, 'found': found, 'stats': preflight.stats, 'lead': lead,
-        'skip': preflight.stats.rows == 0, 'changes': changes, 'staged': true, 'source': changes, 'versions': none,
+        'skip': preflight.stats.rows == 0, 'changes': changes, 'staged': true, 'source': changes,
+        'versions': joinery._upsert_checked_versions(state.get('versions'), preflight.columns, changes),
         'change_info': joinery._upsert_change_info(preflight, found),
         'plan': joinery._upsert_merge_plan(target, preflight, found, settings, changes)}) }}
+{% endmacro %}
+
+
+{% macro _upsert_checked_versions(versions, columns, changes) %}
+    {#- The version columns a wrapped plan's SQL assumed its MERGE compares (_upsert_embedded_plan), as
+        the SELECT spells them; the SELECT must keep them. -#}
+    {% set names = columns | map(attribute='name') | list %}
+    {% set found = [] %}
+    {% for column in versions or [] %}
+        {% set name = joinery._find_column(names, column) %}
+        {% if name is none %}
+            {{ joinery._upsert_fail('the model selects from a compact() whose incremental rows are only the '
+                ~ 'newest delta versions, which its MERGE compares with the table by ' ~ tojson(versions)
+                ~ '; the model dropped column ' ~ column ~ ': select it too', changes) }}
+        {% endif %}
+        {% do found.append(name) %}
+    {% endfor %}
+    {{ return(found or none) }}
 {% endmacro %}
 
 
@@ -66,6 +88,9 @@
         there is nothing to change. The staged rows are dropped after it. -#}
     {% if prepared.mode.full %}
         {% do joinery._upsert_merge_replace(target, existing, settings, prepared) %}
+        {% if prepared.staged %}
+            {% do joinery._upsert_drop_changes(prepared.changes) %}
+        {% endif %}
         {{ return(none) }}
     {% endif %}
     {% if prepared.skip %}
@@ -102,7 +127,7 @@
             partial_columns=(prepared.mode.get('partial') or {}).get('columns')) }}
     {% endcall %}
     {% do joinery._upsert_note_commit(settings, none, merge=true) %}
-    {% do joinery._upsert_merge_report(target, load_result('main'), prepared.stats, settings) %}
+    {% do joinery._upsert_merge_report(target, load_result('main'), prepared.stats, settings, note) %}
 {% endmacro %}
 
 
@@ -208,7 +233,7 @@
 {% endmacro %}
 
 
-{% macro _upsert_merge_report(target, result, stats, settings) %}
+{% macro _upsert_merge_report(target, result, stats, settings, note=none) %}
     {#- The run's figures in its adapter response and log line: the MERGE's own result row on delta
         (num_affected_rows, num_updated_rows, num_deleted_rows, num_inserted_rows); on iceberg, whose
         MERGE returns none, the summary of the snapshot it committed (one statement). -#}
@@ -216,7 +241,7 @@
     {% if row is not none and row | length >= 4 %}
         {% set figures = {'inserted': row[3] | int, 'updated': row[1] | int, 'deleted': row[2] | int} %}
     {% elif settings.file_format == 'iceberg' %}
-        {% set figures = joinery._upsert_iceberg_figures(target) %}
+        {% set figures = joinery._upsert_iceberg_figures(target, note) %}
     {% else %}
         {% set figures = none %}
     {% endif %}
@@ -231,11 +256,15 @@
 {% endmacro %}
 
 
-{% macro _upsert_iceberg_figures(target) %}
+{% macro _upsert_iceberg_figures(target, note) %}
     {#- The rows an iceberg MERGE inserted, updated and deleted, from the summary of the table's newest
-        snapshot (Iceberg 1.11+ writes `spark.merge-into.*` there). -#}
+        snapshot (Iceberg 1.11+ writes `spark.merge-into.*` there); none when that snapshot is not
+        the one this run's `note` committed (a MERGE that changed nothing may commit none). -#}
     {% set summary = fromjson(run_query('select to_json(summary) from ' ~ target.render()
-        ~ '.snapshots order by committed_at desc limit 1').rows[0][0] or '{}') %}
+        ~ '.snapshots order by committed_at desc limit 1').rows[0][0] or '{}') or {} %}
+    {% if joinery._upsert_parse_build_note(summary.get('joinery.run')) != joinery._upsert_parse_build_note(note) %}
+        {% set summary = {} %}
+    {% endif %}
     {% set found = {} %}
     {% for name in ['inserted', 'updated', 'deleted'] %}
         {% do found.update({name: (summary or {}).get('spark.merge-into.num-target-rows-' ~ name, 0) | int}) %}
