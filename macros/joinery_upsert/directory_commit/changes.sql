@@ -17,7 +17,8 @@
         {% do joinery._upsert_change_columns(changes, settings, named) %}
         {% do joinery._upsert_tombstone_columns({'columns': named}, settings, changes) %}
     {% endif %}
-    {% set preflight = joinery._upsert_preflight(changes, none, settings, with_stats=true, companion=companion) %}
+    {% set preflight = joinery._upsert_preflight(changes, none, settings, with_stats=true, companion=companion,
+        names=named | map(attribute='name') | list if full_build else none) %}
     {% set columns = preflight.columns %}
     {#- The stage table's DDL needs struct field names quoted where Spark would, which typeof does not. -#}
     {% set fixed = joinery._parseable_struct_types(changes, columns | map(attribute='name') | list,

@@ -5,12 +5,14 @@
     deletes, the newest value of the watermark column), computed in the same statement from the
     rows the run staged once (pipeline/stage.sql). Both commit paths read it. -#}
 
-{% macro _upsert_preflight(rows, target, settings, with_stats=false, companion=none, with_ranges=false) %}
+{% macro _upsert_preflight(rows, target, settings, with_stats=false, companion=none, with_ranges=false,
+    names=none) %}
     {#- {'columns': [{name, type}] of the rows, 'target_columns': the table's (none without
         `target`), 'started': the time as text, 'stats': the figures (_upsert_stats_sql) or none}.
         `rows`: the staged changes (a view name) or a SELECT in parentheses; `companion`: the model's
         tombstones table, when it has one (its held keys count in the figures); `with_ranges`: the key
-        ranges too (a MERGE's, a window over every changed key). -#}
+        ranges too (a MERGE's, a window over every changed key); `names`: the rows' column names,
+        when the run knows them already. -#}
     {% set parts = ["to_json(struct(changed.*), map('ignoreNullFields', 'false'))",
         'typeof(struct(changed.*))', "cast(current_timestamp() as string)"] %}
     {% set sources = ['(select 1 as joinery_one) as joinery_one',
@@ -22,7 +24,7 @@
     {% endif %}
     {% if with_stats %}
         {% do parts.append('stats.*') %}
-        {% set stats_sql = joinery._upsert_stats_sql(rows, settings, companion, with_ranges) %}
+        {% set stats_sql = joinery._upsert_stats_sql(rows, settings, companion, with_ranges, names) %}
         {% do sources.append('cross join (\n' ~ stats_sql ~ '\n) as stats') %}
     {% endif %}
     {% set row = run_query('select ' ~ parts | join(', ') ~ '\nfrom ' ~ sources | join('\n')).rows[0] %}
@@ -41,7 +43,7 @@
 {% endmacro %}
 
 
-{% macro _upsert_stats_sql(rows, settings, companion=none, with_ranges=true) %}
+{% macro _upsert_stats_sql(rows, settings, companion=none, with_ranges=true, names=none) %}
     {#- One row of the changed rows' figures: rows, live rows, the most rows of one key and that key
         (JSON), their partitions, the ranges of the first key column (common/key_ranges.sql), the
         deletes that carry a version (tombstones.sql records those), and the newest value of the
@@ -53,10 +55,15 @@
     {% for key in settings.unique_key %}
         {% do key_struct.append(joinery._sql_string(key) ~ ', ' ~ joinery._quote_identifier(key)) %}
     {% endfor %}
-    {% set marker = joinery._upsert_json_field_sql(settings.deleted_column, 'boolean') %}
+    {#- With the rows' column `names` known (a first build checked them), the marker and versions are
+        read as columns: reading them from each row as JSON costs more than the rest on a whole table. -#}
+    {% set marker = joinery._upsert_json_field_sql(settings.deleted_column, 'boolean') if names is none
+        else joinery._quote_identifier(joinery._find_column(names, settings.deleted_column))
+            if joinery._find_column(names, settings.deleted_column) else 'false' %}
     {% set versions = [] %}
     {% for column in settings.tombstones or [] %}
-        {% do versions.append(joinery._upsert_json_field_sql(column, 'string') ~ ' is not null') %}
+        {% do versions.append((joinery._upsert_json_field_sql(column, 'string') if names is none
+            else joinery._quote_identifier(column)) ~ ' is not null') %}
     {% endfor %}
     {% set versioned = 'count_if(coalesce(' ~ marker ~ ', false)' ~ (' and (' ~ versions | join(' or ') ~ ')'
         if versions else ' and false') ~ ')' %}
