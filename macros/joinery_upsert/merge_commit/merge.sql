@@ -88,12 +88,7 @@
         there is nothing to change. The staged rows are dropped after it. -#}
     {% if prepared.mode.full %}
         {% do joinery._upsert_merge_replace(target, existing, settings, prepared) %}
-        {% if prepared.staged %}
-            {% do joinery._upsert_drop_changes(prepared.changes) %}
-        {% endif %}
-        {{ return(none) }}
-    {% endif %}
-    {% if prepared.skip %}
+    {% elif prepared.skip %}
         {% do store_raw_result('main', message='no changed rows', code='OK', rows_affected=0) %}
         {{ log('joinery_upsert ' ~ target ~ ': no changed rows, table left unchanged', info=true) }}
     {% else %}
