@@ -1,60 +1,30 @@
 """The layout of joinery's macros, read from the files (no Spark): every macro stays short (a screen),
-the macro folders (and joinery_upsert's parts) call each other in one direction only, and every
-`joinery.<name>(...)` call names a macro that exists."""
+the macro folders (and joinery_upsert's parts) call each other in one direction only, every
+`joinery.<name>(...)` call names a macro that exists, and docs/DESIGN.md's call graph is the current
+one. The parsing is harness/call_graph.py's."""
 
 from __future__ import annotations
 
-import re
 from graphlib import CycleError, TopologicalSorter
-from pathlib import Path
 
+from harness.call_graph import (
+    CALL,
+    DESIGN,
+    MACROS,
+    blocks,
+    current_diagram,
+    defined_in,
+    design_with,
+    folder_calls,
+    written_diagram,
+)
 from harness.dbt import REPO_ROOT
 
-MACROS = REPO_ROOT / "macros"
 MAX_LINES = 60
-BLOCK = re.compile(
-    r"\{%-?\s*(macro|materialization|test)\s+(\w+)(.*?)\{%-?\s*end(?:macro|materialization|test)\s*-?%\}", re.S
-)
-CALL = re.compile(r"\bjoinery\.(\w+)\s*\(")
-
-
-def blocks(path: Path) -> list[tuple[str, int]]:
-    """(name, lines) of each macro, materialization and generic test in a file, both tags included."""
-    text = path.read_text()
-    return [(match.group(2), match.group(0).count("\n") + 1) for match in BLOCK.finditer(text)]
-
 
 # joinery_upsert's parts, in the order they may call each other: each calls only those before it
 # (the materialization, at the folder's root, calls them all).
 UPSERT_PARTS = ["contract", "pipeline", "merge_commit", "directory_commit", "(root)"]
-
-
-def folder_of(path: Path) -> str:
-    """The folder under macros/ a file is in; inside joinery_upsert, the part: `joinery_upsert/<part>`."""
-    parts = path.relative_to(MACROS).parts
-    if parts[0] == "joinery_upsert":
-        return "joinery_upsert/" + (parts[1] if len(parts) > 2 else "(root)")
-    return parts[0]
-
-
-def defined_in() -> dict[str, str]:
-    """Macro name -> the folder (folder_of) that defines it."""
-    found = {}
-    for path in sorted(MACROS.rglob("*.sql")):
-        for match in BLOCK.finditer(path.read_text()):
-            if match.group(1) == "macro":
-                found[match.group(2)] = folder_of(path)
-    return found
-
-
-def folder_calls(definitions: dict[str, str]) -> dict[str, set[str]]:
-    """Folder -> the other folders whose macros it calls."""
-    graph: dict[str, set[str]] = {}
-    for path in sorted(MACROS.rglob("*.sql")):
-        folder = folder_of(path)
-        callees = {definitions[name] for name in CALL.findall(path.read_text()) if name in definitions}
-        graph.setdefault(folder, set()).update(callees - {folder})
-    return graph
 
 
 def test_no_macro_exceeds_60_lines():
@@ -101,11 +71,20 @@ def test_every_joinery_call_names_a_macro_that_exists():
     assert not unknown, "calls to macros that no file defines:\n" + "\n".join(unknown)
 
 
+def test_design_call_graph_is_current():
+    # docs/DESIGN.md draws the folders' calls; a change of who calls whom must redraw it.
+    assert written_diagram(DESIGN.read_text()) == current_diagram(), (
+        "docs/DESIGN.md's call graph is stale: run `python -m harness.call_graph --write`"
+    )
+
+
 def test_a_cycle_and_a_long_macro_are_caught(tmp_path):
     # The checks above read real files: make sure they can fail.
     long_macro = tmp_path / "long.sql"
     long_macro.write_text("{% macro long() %}\n" + "    {{ 1 }}\n" * MAX_LINES + "{% endmacro %}\n")
     assert blocks(long_macro) == [("long", MAX_LINES + 2)]
+    stale = design_with("flowchart TB\n    a --> b", DESIGN.read_text())
+    assert written_diagram(stale) != current_diagram()
     cycle = {"a": {"b"}, "b": {"a"}}
     try:
         list(TopologicalSorter(cycle).static_order())
