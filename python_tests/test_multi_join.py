@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import itertools
+import json
 import os
 import random
 import re
@@ -549,7 +550,7 @@ def scratch(built, dbt, spark, tmp_path_factory):
         "name: joinery\nversion: '1.0'\nconfig-version: 2\nprofile: joinery\n"
         "model-paths: ['models']\nmacro-paths: ['macros']\n"
     )
-    for folder in ["common", "multi_join"]:
+    for folder in ["common", "multi_join", "metrics"]:
         shutil.copytree(REPO_ROOT / "macros" / folder, project / "macros" / folder)
     models = project / "models"
     models.mkdir()
@@ -576,6 +577,13 @@ def scratch(built, dbt, spark, tmp_path_factory):
         f"{{{{ config(materialized='view') }}}}\n{{{{ joinery.multi_join({INPUTS_JINJA}, join_type='cross', "
         f"select=['a.v', 'b.v', 'c.v'], qualify=true) }}}}\n"
     )
+    # What record_metrics reads back from each probe's SQL (joinery._metric_joins), as a JSON comment.
+    for name in [*PROBES, "probe_cross"]:
+        call = (models / f"{name}.sql").read_text().split("\n", 1)[1].strip().removeprefix("{{ ").removesuffix(" }}")
+        (models / f"metrics_{name}.sql").write_text(
+            f"{{{{ config(materialized='view') }}}}\nselect 1 as one\n"
+            f"-- joins: {{{{ tojson(joinery._metric_joins({call})) }}}}\n"
+        )
     for name, (arguments, _) in ERRORS.items():
         (models / f"{name}.sql").write_text(
             f"{{{{ config(materialized='view') }}}}\n{{{{ joinery.multi_join({arguments}) }}}}\n"
@@ -609,6 +617,23 @@ def test_cdap_joiner_cases(scratch, spark, case):
     rows = [tuple(row) for row in spark.query(compiled_sql(scratch, case))]
     assert len(rows) == len(set(rows))
     assert set(rows) == CDAP_CASES[case][1]
+
+
+@pytest.mark.parametrize("probe", [*PROBES, "probe_cross"])
+def test_record_metrics_reads_the_join_back_from_its_sql(scratch, probe):
+    """record_metrics' post-hook reads the joins from the model's compiled SQL: for every join type,
+    chained or grouped, each input's relation and keys, the required inputs and null_keys."""
+    assert scratch["result"].status(f"metrics_{probe}") == "success", scratch["result"].messages
+    line = next(line for line in compiled_sql(scratch, f"metrics_{probe}").splitlines() if line.startswith("-- joins:"))
+    (join,) = json.loads(line.removeprefix("-- joins:"))
+    cross = probe == "probe_cross"
+    _, _, required, null_keys = PROBES.get(probe, (None, None, [], "distinct"))
+    assert (join["join_type"] == "cross") == cross
+    assert sorted(join["required"]) == sorted(required)
+    assert join["null_keys"] == null_keys
+    assert {i["name"]: (i["relation"], i["keys"]) for i in join["inputs"]} == {
+        name: (f"{SCHEMA}.mj_{name}", [] if cross else ["k1", "k2"]) for name in INPUT_NAMES
+    }
 
 
 def test_null_equal_three_input_join_keeps_one_shuffle_per_input(scratch, spark):

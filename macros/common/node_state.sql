@@ -1,6 +1,6 @@
 {#- State that one macro hands to another while one node runs: the joinery_upsert build mode its
-    materialization decided (joinery_upsert/contract/build_mode.sql), and the joins multi_join
-    planned, which record_metrics counts in a post-hook. It lives in dbt's statement results
+    materialization decided (joinery_upsert/contract/build_mode.sql) and the table's previous state
+    (contract/table_state.sql); joinery_upsert is its only user. It lives in dbt's statement results
     (store_result / load_result), which belong to the node's own Jinja context: nothing of it
     outlives the node, another node never sees it, and dbt's manifest and `graph` are never written.
     A context is either the node's compile or its run, so state set while compiling is not seen by

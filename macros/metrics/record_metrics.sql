@@ -18,7 +18,7 @@
     {% set metrics_table = this.incorporate(path={'schema': schema or this.schema, 'identifier': 'joinery_metrics'}) %}
     {% do run_query(joinery._metrics_table_ddl(metrics_table)) %}
 
-    {% set joins = joinery._metric_joins() %}
+    {% set joins = joinery._metric_joins(model.compiled_code) %}
     {% set measures = [] %}
     {% if joins %}
         {% for join in joins %}
@@ -60,18 +60,79 @@
 {% endmacro %}
 
 
-{% macro _metric_joins() %}
-    {#- The joins multi_join planned for this model (joinery._node_state). A post-hook runs in the
-        node's run, after its compile: the model is rendered once more there (its introspection
-        statements again, nothing written) so that multi_join records them; [] for a model without
-        multi_join. -#}
-    {% set joins = joinery._node_state('multi_join') %}
-    {% if joins is none %}
-        {% do render(model.raw_code) %}
-        {% set joins = joinery._node_state('multi_join') or [] %}
-        {% do joinery._set_node_state('multi_join', joins) %}
-    {% endif %}
+{% macro _metric_joins(sql) %}
+    {#- The joins multi_join wrote into the model's SQL (model.compiled_code: the post-hook runs in
+        the node's run, after the SQL it reads back has run), so the counts are of the joins that
+        ran, with no statement and no state (DESIGN.md, "State between macros"); [] without multi_join. -#}
+    {{ return(joinery._metric_chain_joins(sql) + joinery._metric_grouped_joins(sql)) }}
+{% endmacro %}
+
+
+{% macro _metric_chain_joins(sql) %}
+    {#- _multi_join_chain_sql's shape: `from <relation> as `<input>``, then per input `<kind> join
+        <relation> as `<input>`` and its `on` / `and` key conditions, the driver's key on the left of
+        the first join's. Required: the driver and its inner joins, none in a full join. -#}
+    {% set name = '(`(?:[^`]|``)+`)' %}
+    {% set chain = '(?m)^[ \\t]*from (.+) as ' ~ name ~ '\\n((?:[ \\t]*(?:inner|left|full|cross) join .+ as '
+        ~ name ~ '\\n(?:[ \\t]*(?:on|and) .+\\n)*)+)' %}
+    {% set joins = [] %}
+    {% for found in modules.re.finditer(chain, sql ~ '\n') %}
+        {% set inputs = [{'name': joinery._metric_unquote(found.group(2)), 'relation': found.group(1), 'keys': []}] %}
+        {% set join = {'join_type': 'chain', 'required': [inputs[0].name], 'null_keys': 'distinct', 'inputs': inputs} %}
+        {% for line in found.group(3).rstrip('\n').split('\n') %}
+            {% set joined = modules.re.match('^\\s*(inner|left|full|cross) join (.+) as ' ~ name ~ '$', line) %}
+            {% set condition = modules.re.match('^\\s*(?:on|and) (.+) (=|<=>) ' ~ name ~ '\\.' ~ name ~ '$', line) %}
+            {% if joined %}
+                {% do inputs.append({'name': joinery._metric_unquote(joined.group(3)), 'relation': joined.group(2),
+                                     'keys': []}) %}
+                {% if joined.group(1) in ('full', 'cross') %}
+                    {% do join.update({'join_type': joined.group(1), 'required': []}) %}
+                {% elif joined.group(1) == 'inner' %}
+                    {% do join.required.append(inputs[-1].name) %}
+                {% endif %}
+            {% elif condition %}
+                {% do inputs[-1]['keys'].append(joinery._metric_unquote(condition.group(4))) %}
+                {% set driver_key = modules.re.match('^' ~ name ~ '\\.' ~ name ~ '$', condition.group(1)) %}
+                {% if inputs | length == 2 and driver_key %}
+                    {% do inputs[0]['keys'].append(joinery._metric_unquote(driver_key.group(2))) %}
+                {% endif %}
+                {% do join.update({'null_keys': 'equal'}) if condition.group(2) == '<=>' %}
+            {% endif %}
+        {% endfor %}
+        {% do joins.append(join) %}
+    {% endfor %}
     {{ return(joins) }}
+{% endmacro %}
+
+
+{% macro _metric_grouped_joins(sql) %}
+    {#- _multi_join_grouped_sql's shape: in `joinery_tagged`, one branch per input, its key columns as
+        `joinery_key_<i>` and `from <relation> as `<input>``. No input is required; NULL keys match
+        nothing where the branches tag them (`joinery_null_key`). -#}
+    {% set name = '(`(?:[^`]|``)+`)' %}
+    {% set joins = [] %}
+    {% for found in modules.re.finditer('(?ms)^[ \\t]*joinery_tagged as \\(\\n(.*?)^[ \\t]*\\),?$', sql) %}
+        {% set null_keys = 'distinct' if 'as `joinery_null_key`' in found.group(1) else 'equal' %}
+        {% set join = {'join_type': 'full', 'required': [], 'null_keys': null_keys, 'inputs': []} %}
+        {% for branch in modules.re.split('\\n[ \\t]*union all\\n', found.group(1)) %}
+            {% set source = modules.re.search('(?m)^[ \\t]*from (.+) as ' ~ name ~ '$', branch) %}
+            {% set keys = [] %}
+            {% set key_pattern = '(?m)^[ \\t]*' ~ name ~ '\\.' ~ name ~ ' as `joinery_key_[0-9]+`,?$' %}
+            {% for key in modules.re.finditer(key_pattern, branch) %}
+                {% do keys.append(joinery._metric_unquote(key.group(2))) %}
+            {% endfor %}
+            {% do join.inputs.append({'name': joinery._metric_unquote(source.group(2)), 'relation': source.group(1),
+                                      'keys': keys}) if source %}
+        {% endfor %}
+        {% do joins.append(join) %}
+    {% endfor %}
+    {{ return(joins) }}
+{% endmacro %}
+
+
+{% macro _metric_unquote(name) %}
+    {#- An identifier as multi_join quoted it (_quote_identifier), bare again. -#}
+    {{ return(name[1:-1] | replace('``', '`')) }}
 {% endmacro %}
 
 

@@ -19,25 +19,10 @@
     {% endif %}
     {% set plan = joinery._multi_join_plan(inputs, keys, join_type, required, select, rename, drop, qualify, hints,
                                           full_join_plan, null_keys) %}
-    {% do joinery._multi_join_record(plan) %}
     {% if plan.strategy == 'grouped' %}
         {{ return(joinery._multi_join_grouped_sql(plan)) }}
     {% endif %}
     {{ return(joinery._multi_join_chain_sql(plan)) }}
-{% endmacro %}
-
-
-{% macro _multi_join_record(plan) %}
-    {#- Records the join's inputs (resolved relations), keys, required inputs and null_keys in this
-        node's state (joinery._set_node_state), so that `record_metrics()` in a post-hook counts them
-        without being told again. -#}
-    {% set spec = {'join_type': plan.join_type, 'required': plan.required, 'null_keys': plan.null_keys, 'inputs': []} %}
-    {% for name in plan.names %}
-        {% do spec.inputs.append({'name': name, 'relation': plan.relations[name] | string,
-                                  'keys': plan['keys'][name] or []}) %}
-    {% endfor %}
-    {% set joins = joinery._node_state('multi_join') or [] %}
-    {% do joinery._set_node_state('multi_join', joins + [spec]) %}
 {% endmacro %}
 
 
@@ -63,7 +48,8 @@
         Full joins (no input required) chain from the first input, each joining on the key coalesced
         over the inputs before it; the output key is coalesced over all inputs. With NULL-equal keys
         each condition is `<=>`, which Spark still plans as an equi-join (on coalesce(key, default)
-        and isnull(key)), so the partitioning, and the one shuffle per input, are kept. -#}
+        and isnull(key)), so the partitioning, and the one shuffle per input, are kept. record_metrics
+        reads the joins back from this shape (_metric_chain_joins): change the two together. -#}
     {% set driver = plan.driver %}
     {% set driver_alias = joinery._multi_join_alias(driver) %}
     {% set full = plan.strategy == 'full_chain' %}
@@ -125,7 +111,8 @@
         per input are then multiplied out (an input without rows for the key gives one NULL row).
         Chained full joins would instead re-shuffle each intermediate result on coalesce(key, ...).
         With null_keys='distinct' a row with a NULL in its key matches nothing: it gets a group of its
-        own. With 'equal', GROUP BY already puts NULL key parts together. -#}
+        own. With 'equal', GROUP BY already puts NULL key parts together. record_metrics reads the
+        join back from this shape (_metric_grouped_joins): change the two together. -#}
     {% set n_keys = plan['keys'][plan.names[0]] | length %}
     {% set fields = joinery._multi_join_grouped_fields(plan) %}
     {% set branches = [] %}
