@@ -17,6 +17,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 from harness.dbt import REPO_ROOT, DbtProject
 from harness.sql import unique_mapping
@@ -218,6 +219,17 @@ def test_examples_and_integration_tests_call_no_internal_macro():
         for name in set(re.findall(r"\bjoinery\.(_\w+)", path.read_text()))
     )
     assert not calls, "internal macros called outside macros/:\n" + "\n".join(calls)
+
+
+def test_internal_macros_are_hidden_from_the_docs_site():
+    # The dbt docs site lists what a user may call: every `_` macro's yml entry says docs: show: false.
+    shown = sorted(
+        f"{path.relative_to(REPO_ROOT)}: {entry['name']}"
+        for path in (REPO_ROOT / "macros").rglob("*.yml")
+        for entry in yaml.safe_load(path.read_text()).get("macros", [])
+        if entry["name"].startswith("_") and (entry.get("docs") or {}).get("show", True) is not False
+    )
+    assert not shown, "internal macros shown on the docs site (add `docs: {show: false}`):\n" + "\n".join(shown)
 
 
 def test_public_macros_are_dispatched_and_documented(dbt):
