@@ -21,10 +21,10 @@ CHECK_TESTS_DBT111 := $(addprefix python_tests/,test_packaging.py test_upsert_de
 demo: setup
 	$(PY) -m harness.demo
 
-## test: install if needed, then the whole suite: pytest (own Thrift server), then `make lint`
+## test: install if needed, then the whole suite: pytest (own Thrift server), `make lint` among its
+## tests (python_tests/test_lint.py), so that the lint runs beside the other modules
 test: setup
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 python_tests
-	$(MAKE) --no-print-directory lint
 
 ## check: the quick tier for everyday work: ruff, sqlfluff on the SQL sources, and the tests of the
 ## layout, the package's surface, the input formats of every capability and joinery_upsert's commits;

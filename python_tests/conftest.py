@@ -46,6 +46,8 @@ SLOWEST_FIRST = [
     "test_examples_build",
     "test_compaction_property",
     "test_benchmarks_smoke[plain_dbt]",
+    # `make lint`: its own Spark and sqlfluff, beside the modules that wait on the shared server.
+    "test_lint",
     # Their own Sparks, one process after another: long, and light on the shared server.
     "test_quickstart",
     "test_orchestrator",

@@ -24,7 +24,7 @@ import pytest
 
 from benchmarks.cases import CASES
 from harness.dbt import REPO_ROOT
-from harness.java import THROWAWAY_METASTORE, spark_java_options
+from harness.java import THROWAWAY_METASTORE, short_lived_java_options
 
 EXPECTED_KEYS = {"case", "sizes", "repeats", "median_seconds", "seconds", "ratios", "bars", "checks", "pass", "plan"}
 BAR_KEYS = {"name", "ratio", "limit", "pass"}
@@ -42,8 +42,9 @@ def run_case(case: str, work_dir: Path) -> tuple[subprocess.CompletedProcess, di
         **os.environ,
         "JOINERY_BENCH_DIR": str(work_dir),
         "JOINERY_BENCH_DRIVER_MEMORY": "1g",
-        # The full JIT (not QUICK_JIT): a case runs each variant several times in one JVM.
-        "JOINERY_JAVA_OPTIONS": f"{spark_java_options()} {THROWAWAY_METASTORE}",
+        # The quick JIT: each case is a JVM of a few minutes, too short for the optimizing compiler to
+        # pay for itself (benchmarks/optimizations.md, "The test suite").
+        "JOINERY_JAVA_OPTIONS": f"{short_lived_java_options()} {THROWAWAY_METASTORE}",
     }
     completed = subprocess.run(
         # One format for the dbt-run cases: delta's has every variant but parquet's copy floor (the
