@@ -10,7 +10,8 @@
     {% set found = prepared.found %}
     {% set names = joinery._upsert_stored_names(prepared.preflight.columns, found) %}
     {% set note = joinery._upsert_build_note(prepared.preflight.started, settings, 'full', target,
-        lead=prepared.lead, first=prepared.mode.reason == 'first build', feeds=prepared.mode.get('feeds')) %}
+        lead=prepared.lead, first=prepared.mode.reason == 'first build', feeds=prepared.mode.get('feeds'),
+        record=joinery._upsert_run_record(prepared.mode)) %}
     {% set properties = joinery._upsert_format_properties(settings) %}
     {% do properties.update(joinery._upsert_model_properties()) %}
     {% do properties.update({'joinery.unique_key': tojson(settings.unique_key | map('lower') | list),
