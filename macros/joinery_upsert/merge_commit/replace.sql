@@ -24,6 +24,7 @@
         {% do adapter.drop_relation(existing) %}
     {% endif %}
     {% set location = config.get('location_root') %}
+    {% set constraints = joinery._upsert_constraints(settings) %}
     {% do joinery._upsert_note_commit(settings, note) %}
     {% call statement('main') %}
         create or replace table {{ target.render() }}
@@ -36,8 +37,13 @@
         from ({{ joinery._upsert_checked_rows_sql(joinery._upsert_ordered_sql(prepared.changes, settings), found,
             settings) }}) as changed
         where {{ joinery._upsert_live_condition(found, 'changed') }}
+        {%- if constraints.not_null or constraints.checks %}
+            and (case when {{ joinery._upsert_live_condition(found, 'changed') }}
+                then {{ joinery._upsert_constraint_conditions(constraints) }} else false end)
+        {%- endif %}
     {% endcall %}
     {% do joinery._upsert_note_commit(settings, none) %}
+    {% do joinery._upsert_persist_constraints(target, constraints) %}
     {#- Why the run built in full, in run_results.json as in the log. -#}
     {% do store_raw_result('main', message='CREATE OR REPLACE: full build (' ~ prepared.mode.reason ~ ')',
         code='CREATE', rows_affected=-1) %}
