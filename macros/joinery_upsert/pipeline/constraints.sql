@@ -88,8 +88,9 @@
         a CTAS cannot declare its columns. -#}
     {% set checks = [] %}
     {% for column in constraints.not_null %}
-        {% do checks.append({'name': 'joinery_not_null_' ~ (column | lower if modules.re.match('^[A-Za-z0-9_]+$', column)
-            else local_md5(column)[:8]), 'expression': joinery._quote_identifier(column) ~ ' is not null'}) %}
+        {% set suffix = column | lower if modules.re.match('^[A-Za-z0-9_]+$', column) else local_md5(column)[:8] %}
+        {% do checks.append({'name': 'joinery_not_null_' ~ suffix,
+            'expression': joinery._quote_identifier(column) ~ ' is not null'}) %}
     {% endfor %}
     {% for check in checks + constraints.checks %}
         {% do run_query('alter table ' ~ target.render() ~ ' add constraint ' ~ check.name ~ ' check ('
