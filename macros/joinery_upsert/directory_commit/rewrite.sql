@@ -38,7 +38,8 @@
         prepared.change_info, table.full_build, settings, changes) %}
     {% set recreate = existing is not none and (not table.managed or version.plan.recreate) %}
     {#- The run's time, to the commit: the commit records it (`joinery.costs`, the cost rule's), and its
-        note the run's record with the figures the check computed (the table keeps no history of its own). -#}
+        note the run's record with the figures the check computed (a parquet table has no commit log
+        of its own to count them, as delta's and iceberg's do). -#}
     {% set figures = {'version': table.run_id, 'rows': facts.written} %}
     {% do figures.update(facts.figures or {}) %}
     {% if prepared.mode.get('started') is not none %}
