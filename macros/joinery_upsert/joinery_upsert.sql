@@ -107,7 +107,8 @@
         {{ return(mode) }}
     {% endif %}
     {% set prepared = joinery._upsert_prepare(target, existing, sql, settings, mode, state) %}
-    {% do joinery._upsert_log_phase(target, mode, 'changes staged and counted') %}
+    {% do joinery._upsert_log_phase(target, mode,
+        'full build prepared' if mode.full else 'changes staged and counted') %}
     {% set rebuild = joinery._upsert_cost_rule(mode, settings, prepared) if plan is none else none %}
     {% if rebuild is not none %}
         {% do joinery._upsert_drop_changes(prepared.changes) %}
