@@ -57,6 +57,7 @@ NOT_SQL = {
     "maintain": "an operation",
     "maintain_all": "an operation",
     "maintain_metrics": "an operation",
+    "run_history": "an operation",
     "describe_join": "logs a schema",
     "describe_ports": "logs the ports",
     "upsert_marker_column": "a column name",

@@ -215,6 +215,8 @@ class DbtResult:
     # (node unique_id, message) of every `log()` call of a macro or model (info and debug), in order:
     # what joinery tells about the path a run took.
     logs: list[tuple[str, str]] = field(default_factory=list)
+    # dbt's invocation_id of this invocation (what joinery_upsert's run records carry).
+    invocation_id: str | None = None
 
     @property
     def messages(self) -> str:
@@ -323,9 +325,13 @@ class DbtProject:
         cli = self.command_line(args, self.target_path, vars)
         statements: list[tuple[str, str]] = []
         logs: list[tuple[str, str]] = []
+        invocation: list[str] = []
 
         def record_event(event) -> None:
             # dbt hands every event to callbacks, whatever the log level.
+            # The last event's: events before dbt's preflight may still carry the previous invocation's.
+            if event.info.invocation_id:
+                invocation[:] = [event.info.invocation_id]
             if event.info.name == "SQLQuery":
                 sql = QUERY_COMMENT.sub("", event.data.sql, count=1).strip()
                 statements.append((event.data.node_info.unique_id, sql))
@@ -337,7 +343,12 @@ class DbtProject:
             outcome = dbtRunner(callbacks=[record_event]).invoke(cli)
         self.keep_partial_parse(saved_parse)
         result = DbtResult(
-            args=list(args), success=outcome.success, exception=outcome.exception, statements=statements, logs=logs
+            args=list(args),
+            success=outcome.success,
+            exception=outcome.exception,
+            statements=statements,
+            logs=logs,
+            invocation_id=invocation[-1] if invocation else None,
         )
         for node_result in getattr(outcome.result, "results", None) or []:
             node = getattr(node_result, "node", None)

@@ -29,6 +29,7 @@ OPT_IN = {
     "models/examples/compaction/property/": ("compaction_property_tests", "test_compaction_property.py"),
     "models/examples/iceberg/test_only/": ("iceberg_test_models", "test_iceberg.py"),
     "models/examples/operations/": ("operations_tests", "test_operations.py"),
+    "models/examples/upsert/constraints/": ("upsert_constraints", "test_constraints.py"),
     "models/examples/upsert/error_cases/": ("upsert_error_cases", "test_upsert.py"),
     "models/examples/upsert/location_root/": ("upsert_location_root", "test_upsert.py"),
     "models/examples/upsert/long_journal/": ("upsert_long_journal", "test_upsert.py"),

@@ -14,10 +14,12 @@ plain-Python reference, plus the added rows.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import pytest
 
+from harness.dbt import REPO_ROOT
 from python_tests.test_upsert import reference
 
 MODEL = "upsert_customers"
@@ -58,7 +60,7 @@ def runs(request, dbt, spark):
     file_format = request.param
     schema = f"test_rebuild_{file_format}"
     table = table_of(file_format, schema)
-    found = {"format": file_format, "table": table}
+    found = {"format": file_format, "table": table, "schema": schema}
 
     def run(label: str, *args: str, through: int, threshold):
         before = commits(spark, file_format, table) if label != "full build" else 0
@@ -74,6 +76,7 @@ def runs(request, dbt, spark):
             "statements": statements,
             "commits": commits(spark, file_format, table) - before,
             "message": result.nodes[f"model.joinery.{MODEL}"]["message"],
+            "invocation": result.invocation_id,
         }
 
     def land(batch: int) -> None:
@@ -90,6 +93,19 @@ def runs(request, dbt, spark):
     run("rebuild", "run", "--select", MODEL, through=3, threshold=0.001)
     land(4)
     run("always incremental", "run", "--select", MODEL, through=4, threshold="always_incremental")
+    # The record of each run, read back from the commits by joinery.run_history (one more invocation).
+    history = dbt.invoke(
+        "run-operation", "joinery.run_history", "--args", f"{{select: {MODEL}}}", schema=schema,
+        vars={"upsert_file_format": file_format, "upsert_through_batch": 4,
+              "joinery_rebuild_threshold": "always_incremental"},
+    )  # fmt: skip
+    found["history log"] = [message for _, message in history.logs if message.startswith("joinery.run_history")]
+    names = "invocation_id, mode, path, reason, version, seconds, rows_written, rows_inserted, rows_updated"
+    names += ", rows_deleted"
+    found["records"] = {
+        row[0]: dict(zip(names.split(", "), row, strict=True))
+        for row in spark.query(f"select {names} from {schema}.joinery_run_history where model = '{MODEL}'")
+    }
     return found
 
 
@@ -154,3 +170,42 @@ def test_a_full_build_sends_the_preflight_and_one_create_or_replace(runs):
         assert [sql.split()[0] for sql in statements] == ["select", "create"], statements
     elif runs["format"] == "iceberg":
         assert [sql.split()[0] for sql in statements] == ["select", "set", "create", "reset"], statements
+
+
+def test_each_commit_records_its_run_and_run_history_reads_it_back(runs):
+    # joinery.run_history reads each commit's note and the commit's own row counts and version: the
+    # full build's rows, batch 2's changes (upsert.md: 1 inserted, 2 updated, 2 deleted), the rebuild
+    # by the cost rule and batch 4's one new key. The run with no change committed nothing: no record.
+    records = runs["records"]
+    record = {label: records.get(runs[label]["invocation"]) for label in
+              ["full build", "incremental", "no change", "rebuild", "always incremental"]}  # fmt: skip
+    assert record["no change"] is None, records
+    full, incremental, rebuild, last = (record[label] for label in
+                                        ["full build", "incremental", "rebuild", "always incremental"])  # fmt: skip
+    assert (full["mode"], full["path"], full["reason"]) == ("full", "full_refresh", "full refresh"), full
+    assert full["rows_written"] == sum(expected(1).values()), full
+    assert (incremental["mode"], incremental["path"]) == ("incremental", "incremental"), incremental
+    changed = [incremental[f"rows_{name}"] for name in ("inserted", "updated", "deleted")]
+    assert changed == [1, 2, 2], incremental
+    assert (rebuild["mode"], rebuild["path"]) == ("full", "cost_rule"), rebuild
+    assert rebuild["reason"].startswith("rebuilt: its last incremental run took"), rebuild
+    assert rebuild["rows_written"] == sum(expected(3).values()), rebuild
+    assert [last[f"rows_{name}"] for name in ("inserted", "updated", "deleted")] == [1, 0, 0], last
+    for label, found in [("full build", full), ("incremental", incremental), ("rebuild", rebuild),
+                         ("always incremental", last)]:  # fmt: skip
+        assert found["version"] and found["seconds"] is not None and found["seconds"] > 0, (label, found)
+    if runs["format"] == "delta":
+        versions = [int(found["version"]) for found in (full, incremental, rebuild, last)]
+        assert versions == sorted(versions) and len(set(versions)) == 4, versions
+    assert any("4 records" in line for line in runs["history log"]), runs["history log"]
+
+
+def test_the_operations_query_compares_incremental_runs_with_full_builds(runs, spark):
+    # docs/operations.md's "is incremental paying off" query, as written, on the records read above.
+    text = (REPO_ROOT / "docs" / "operations.md").read_text()
+    query = re.search(r"<!-- operations: run-history-query -->\n```sql\n(.*?)```", text, re.S).group(1)
+    rows = spark.query(query.replace("analytics.joinery_run_history", f"{runs['schema']}.joinery_run_history"))
+    assert {row[0] for row in rows} == {MODEL}, rows
+    # Two incremental runs and one rebuild by the cost rule, in whatever weeks they fell.
+    assert (sum(row[2] for row in rows), sum(row[6] for row in rows)) == (2, 1), rows
+    assert all(row[3] > 0 and row[4] > 0 and row[5] > 0 for row in rows if row[2]), rows

@@ -37,6 +37,8 @@
         {% do state.update({'versions': (joinery._upsert_embedded_plan(compiled_code) or {}).get('versions')}) %}
     {% endif %}
     {% set mode = joinery._upsert_decide_build_mode(state.costs, settings, state.built, started, plan) %}
+    {% do joinery._upsert_log_phase(target, mode, 'decided: ' ~ ('full build (' ~ mode.reason ~ ')' if mode.full
+        else 'incremental')) %}
     {% set sql = joinery._upsert_model_sql(mode) %}
     {% do joinery._upsert_assert_contract(sql, settings) %}
     {% set mode = joinery._upsert_apply(target, existing, sql, settings, mode, state) %}
@@ -49,6 +51,7 @@
     {{ run_hooks(post_hooks, inside_transaction=True) }}
     {% do persist_docs(target, model) %}
     {{ run_hooks(post_hooks, inside_transaction=False) }}
+    {% do joinery._upsert_log_phase(target, mode, 'done') %}
     {{ return({'relations': [target]}) }}
 {% endmaterialization %}
 
@@ -104,15 +107,19 @@
         {{ return(mode) }}
     {% endif %}
     {% set prepared = joinery._upsert_prepare(target, existing, sql, settings, mode, state) %}
+    {% do joinery._upsert_log_phase(target, mode,
+        'full build prepared' if mode.full else 'changes staged and counted') %}
     {% set rebuild = joinery._upsert_cost_rule(mode, settings, prepared) if plan is none else none %}
     {% if rebuild is not none %}
         {% do joinery._upsert_drop_changes(prepared.changes) %}
         {% set mode = joinery._upsert_rebuild_mode(mode, rebuild) %}
         {% set sql = joinery._upsert_model_sql(mode) %}
         {% set prepared = joinery._upsert_prepare(target, existing, sql, settings, mode, state) %}
+        {% do joinery._upsert_log_phase(target, mode, 'rebuilding by the cost rule, rows prepared') %}
     {% endif %}
     {% if settings.file_format not in ('delta', 'iceberg') %}
         {% do joinery._upsert_rewrite_write(target, existing, settings, prepared) %}
+        {% do joinery._upsert_log_phase(target, mode, 'new version written and checked') %}
     {% endif %}
     {% if not prepared.skip %}
         {#- Before the table's commit: a tombstone whose commit fails is applied again by the next run. -#}
@@ -124,7 +131,18 @@
     {% else %}
         {% do joinery._upsert_rewrite_commit(target, existing, settings, prepared) %}
     {% endif %}
+    {% do joinery._upsert_log_phase(target, mode, 'committed' if not prepared.skip else 'nothing to commit') %}
     {{ return(mode) }}
+{% endmacro %}
+
+
+{% macro _upsert_log_phase(target, mode, phase) %}
+    {#- One phase of a run in dbt's debug log, with the seconds since the run's start (dbt's clock), so
+        that a long run shows where its time went; no statement. -#}
+    {% if mode.get('started') is not none %}
+        {{ log('joinery_upsert ' ~ target ~ ': ' ~ phase ~ ' at %.1f s' | format(
+            modules.datetime.datetime.now().timestamp() - mode.started), info=false) }}
+    {% endif %}
 {% endmacro %}
 
 

@@ -110,7 +110,7 @@
 
 
 {% macro _upsert_build_note(started, settings, mode, target=none, carried=none, lead=none, watermark=none,
-        first=false, feeds=none) %}
+        first=false, feeds=none, record=none) %}
     {#- What a commit notes about its run, as flat text (`mode=full,started=<Spark time>,lead=<s>,
         table=<digest>,unique_key=<md5>,partition_by=<md5>[,...]`: no quote, which a Thrift server
         would not escape in a map, and no semicolon, which ends a SET's value): the mode, the start
@@ -122,7 +122,8 @@
         build's time carried forward (`carried`: costs with full_seconds, full_first), and the newest
         value of the watermark column among the rows it wrote or read (`watermark`, text escaped by
         _upsert_note_text); on a commit of a change-feed model, the versions of the feeds the run read
-        (`feeds`: {`feed_<digest>`: version}, pinned while the model compiled, change_feed/change_feed.sql). -#}
+        (`feeds`: {`feed_<digest>`: version}, pinned while the model compiled, change_feed/change_feed.sql);
+        and the run's record (`record`, _upsert_run_record: path, reason, invocation, figures). -#}
     {% set parts = ['mode=' ~ mode, 'started=' ~ started] %}
     {% if lead is not none %}
         {% do parts.append('lead=%.3f' | format(lead)) %}
@@ -147,7 +148,38 @@
     {% for name, version in (feeds or {}) | dictsort %}
         {% do parts.append(name ~ '=' ~ version) %}
     {% endfor %}
+    {% for name, value in (record or {}).items() if value is not none %}
+        {% do parts.append(name ~ '=' ~ joinery._upsert_note_text(value)) %}
+    {% endfor %}
     {{ return(parts | join(',')) }}
+{% endmacro %}
+
+
+{% macro _upsert_run_record(mode, figures=none) %}
+    {#- What a commit's note records of its run beside its times (docs/operations.md, "The record of
+        each run"): the path it took (`path`: first_build, full_refresh, cost_rule, rebuild for any
+        other reason to build in full, incremental), why (`reason`, the build mode's text), dbt's
+        `invocation` id, and `figures` where the run computed them before its commit (parquet:
+        inserted, updated, deleted, rows, version, seconds); delta and iceberg commits keep their own
+        row counts, which joinery.run_history reads. Ordered, so that notes compare equal as text. -#}
+    {% set reason = mode.get('reason') or ('incremental' if not mode.full else 'full build') %}
+    {% if not mode.full %}
+        {% set path = 'incremental' %}
+    {% elif reason == 'first build' %}
+        {% set path = 'first_build' %}
+    {% elif reason == 'full refresh' %}
+        {% set path = 'full_refresh' %}
+    {% elif reason.startswith('rebuilt') %}
+        {% set path = 'cost_rule' %}
+    {% else %}
+        {% set path = 'rebuild' %}
+    {% endif %}
+    {% set record = {'path': path, 'reason': reason, 'invocation': invocation_id} %}
+    {% for name in ['version', 'rows', 'inserted', 'updated', 'deleted', 'seconds']
+            if (figures or {}).get(name) is not none %}
+        {% do record.update({name: figures[name]}) %}
+    {% endfor %}
+    {{ return(record) }}
 {% endmacro %}
 
 
@@ -229,4 +261,18 @@
         {% endif %}
     {% endif %}
     {{ return(joinery._table_properties(relation.render())) }}
+{% endmacro %}
+
+
+{% macro _upsert_read_chunked_property(properties, name) %}
+    {#- The value _upsert_chunked_property (directory_commit/journal.sql) stored: `name`, then `name.1`,
+        `name.2`, ... up to the first empty or missing part (parts beyond it are left over from an
+        older, longer value). Here so that joinery.run_history reads a table's `joinery.runs` too. -#}
+    {% set value = namespace(text=properties.get(name) or '', ended=false) %}
+    {% for index in range(1, properties | length + 1) if value.text != '' and not value.ended %}
+        {% set part = properties.get(name ~ '.' ~ index) or '' %}
+        {% set value.text = value.text ~ part %}
+        {% set value.ended = part == '' %}
+    {% endfor %}
+    {{ return(value.text) }}
 {% endmacro %}

@@ -4,15 +4,16 @@
     `joinery.location_root`, `joinery.options` (as the table was built), `joinery.version` (the run
     id of the last commit), `joinery.costs` (the times of its last full build and incremental run,
     pipeline/rebuild.sql), `joinery.note` (the last commit's note, contract/table_state.sql: the
-    watermark a capability continues from), `joinery.garbage` (directories superseded by the
-    last commit) and `joinery.pending`, the journal. A commit is described by a journal stored before
+    watermark a capability continues from), `joinery.runs` (the notes of the last commits, newest
+    first: the run records joinery.run_history reads), `joinery.garbage` (directories superseded by
+    the last commit) and `joinery.pending`, the journal. A commit is described by a journal stored before
     any of it is applied, so a run killed halfway through a multi-step commit is finished by the
     next run (_upsert_recover) instead of leaving it half applied:
       {"run": id, "state": "committing", "location": new table location or none,
        "add_columns": [[name, type]], "set": [[spec, location]], "add": [[spec, location]],
        "drop": [spec], "delete": [directories to delete now], "keep": [superseded directories kept
        as the previous version, deleted by the next commit], "unique_key", "location_root", "costs",
-       "note": the properties the commit stores with it}
+       "note", "runs": the properties the commit stores with it}
     A journal in state "writing" ({"run", "state": "writing", "dir"}) marks a version directory
     being written; a run killed then leaves a directory that the next run deletes. -#}
 
@@ -20,7 +21,8 @@
     {#- The `'joinery.<name>' = '<value>', ...` list of a `create table ... tblproperties (...)` or
         `alter table ... set tblproperties (...)`: every joinery property is written through here.
         `values`: {name: value}; `pending` (a journal, none to clear) and `garbage` (a list) are
-        stored as JSON in parts (_upsert_chunked_property), the others as strings. -#}
+        stored as JSON in parts (_upsert_chunked_property), `runs` (text) in parts, the others as
+        strings. -#}
     {% set plain = ['root', 'unique_key', 'location_root', 'options', 'version', 'costs', 'note'] %}
     {% set parts = [] %}
     {% for name, value in values | dictsort %}
@@ -28,6 +30,8 @@
             {% do parts.append(joinery._upsert_chunked_property('joinery.pending', tojson(value) if value else '')) %}
         {% elif name == 'garbage' %}
             {% do parts.append(joinery._upsert_chunked_property('joinery.garbage', tojson(value))) %}
+        {% elif name == 'runs' and value is string %}
+            {% do parts.append(joinery._upsert_chunked_property('joinery.runs', value)) %}
         {% elif name in plain and value is string %}
             {% do parts.append(joinery._sql_string('joinery.' ~ name) ~ ' = ' ~ joinery._sql_string(value)) %}
         {% else %}
@@ -63,19 +67,6 @@
         {% do parts.append(joinery._sql_string(name ~ '.' ~ parts | length) ~ " = ''") %}
     {% endif %}
     {{ return(parts | join(', ')) }}
-{% endmacro %}
-
-
-{% macro _upsert_read_chunked_property(properties, name) %}
-    {#- The value _upsert_chunked_property stored: `name`, then `name.1`, `name.2`, ... up to the first
-        empty or missing part (parts beyond it are left over from an older, longer value). -#}
-    {% set value = namespace(text=properties.get(name) or '', ended=false) %}
-    {% for index in range(1, properties | length + 1) if value.text != '' and not value.ended %}
-        {% set part = properties.get(name ~ '.' ~ index) or '' %}
-        {% set value.text = value.text ~ part %}
-        {% set value.ended = part == '' %}
-    {% endfor %}
-    {{ return(value.text) }}
 {% endmacro %}
 
 
@@ -142,9 +133,24 @@
     {% do joinery._upsert_commit_add_columns(relation_sql, journal['add_columns']) %}
     {% do joinery._upsert_commit_locations(relation_sql, journal) %}
     {% do joinery._upsert_delete_directories(relation, root, journal['delete']) %}
-    {% do joinery._upsert_write_properties(relation_sql, {'pending': none, 'garbage': journal['keep'],
+    {% set values = {'pending': none, 'garbage': journal['keep'],
         'unique_key': journal['unique_key'], 'costs': journal.get('costs') or '{}', 'note': journal.get('note') or '',
-        'location_root': journal['location_root'], 'version': journal['run']}) %}
+        'location_root': journal['location_root'], 'version': journal['run']} %}
+    {% if journal.get('runs') is string %}
+        {% do values.update({'runs': journal['runs']}) %}
+    {% endif %}
+    {% do joinery._upsert_write_properties(relation_sql, values) %}
+{% endmacro %}
+
+
+{% macro _upsert_run_records(properties, note, keep=20) %}
+    {#- The `joinery.runs` a commit stores: its `note` before the notes of the last commits (at most
+        `keep`, `;` apart: a note holds no semicolon), so that a parquet, orc or Hive table keeps the
+        records of its last runs as delta's and iceberg's commits keep theirs, in the commit's own
+        metastore call. -#}
+    {% set earlier = joinery._upsert_read_chunked_property(properties, 'joinery.runs') %}
+    {% set notes = [note] + (earlier.split(';') if earlier else []) %}
+    {{ return(notes[:keep] | join(';')) }}
 {% endmacro %}
 
 
@@ -223,7 +229,7 @@
         files. Only this table's own version directories are ever listed. -#}
     {% set journal = {'run': table.run_id, 'state': 'committing', 'location': none,
         'add_columns': version.plan.add_columns, 'unique_key': table.unique_key, 'location_root': table.location_root,
-        'costs': table.costs, 'note': table.get('note'),
+        'costs': table.costs, 'note': table.get('note'), 'runs': table.get('runs'),
         'set': [], 'add': [], 'drop': [], 'keep': [],
         'delete': joinery._upsert_stored_journal(table.properties).garbage if table.managed else []} %}
     {% if version.partitioned %}
@@ -280,7 +286,8 @@
         ~ joinery._upsert_properties_sql({'root': table.root, 'unique_key': table.unique_key,
             'location_root': table.location_root, 'options': table.options,
             'pending': journal if version.partitioned else none, 'garbage': journal['keep'] + journal['delete'],
-            'version': table.run_id, 'costs': table.costs, 'note': table.get('note') or ''}) ~ ')') %}
+            'version': table.run_id, 'costs': table.costs, 'note': table.get('note') or '',
+            'runs': table.get('runs') or ''}) ~ ')') %}
     {% if version.partitioned %}
         {#- The definition holds no partition yet: add them, deleting nothing (the garbage waits). -#}
         {% do journal.update({'add_columns': [], 'keep': journal['keep'] + journal['delete'], 'delete': []}) %}

@@ -37,10 +37,20 @@
     {% set facts = joinery._upsert_verify_version(target, version.stage, version.dir, version.plan,
         prepared.change_info, table.full_build, settings, changes) %}
     {% set recreate = existing is not none and (not table.managed or version.plan.recreate) %}
-    {#- The run's time, to the commit: the commit records it (`joinery.costs`, the cost rule's). -#}
-    {% do table.update({'costs': joinery._upsert_run_costs(prepared.mode), 'note': joinery._upsert_build_note(
-        prepared.change_info.started, settings, 'full' if table.full_build else 'incremental', target,
-        watermark=prepared.change_info.stats.watermark, feeds=prepared.mode.get('feeds'))}) %}
+    {#- The run's time, to the commit: the commit records it (`joinery.costs`, the cost rule's), and its
+        note the run's record with the figures the check computed (a parquet table has no commit log
+        of its own to count them, as delta's and iceberg's do). -#}
+    {% set figures = {'version': table.run_id, 'rows': facts.written} %}
+    {% do figures.update(facts.figures or {}) %}
+    {% if prepared.mode.get('started') is not none %}
+        {% do figures.update({'seconds': '%.3f' | format(modules.datetime.datetime.now().timestamp()
+            - prepared.mode.started)}) %}
+    {% endif %}
+    {% set note = joinery._upsert_build_note(prepared.change_info.started, settings,
+        'full' if table.full_build else 'incremental', target, watermark=prepared.change_info.stats.watermark,
+        feeds=prepared.mode.get('feeds'), record=joinery._upsert_run_record(prepared.mode, figures)) %}
+    {% do table.update({'costs': joinery._upsert_run_costs(prepared.mode), 'note': note,
+        'runs': joinery._upsert_run_records(table.properties, note)}) %}
     {% do prepared.update({'version': version, 'facts': facts, 'recreate': recreate,
         'journal': joinery._upsert_journal(target, table, version, facts, recreate)}) %}
     {% if table.managed %}

@@ -50,7 +50,8 @@
     {{ return({'written': row[0] | int,
         'written_partitions': joinery._upsert_partition_values(row[1], changes) if stage_partitions else [],
         'expected_rows': expected, 'existing_partitions': existing_partitions,
-        'existing_versions': fromjson(row[6]) if row[6] is not none else [], 'summary': summary}) }}
+        'existing_versions': fromjson(row[6]) if row[6] is not none else [], 'summary': summary,
+        'figures': none if full_build else {'inserted': inserted, 'updated': updated, 'deleted': deleted}}) }}
 {% endmacro %}
 
 

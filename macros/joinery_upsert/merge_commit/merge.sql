@@ -112,7 +112,7 @@
     {% endif %}
     {% set note = joinery._upsert_build_note(prepared.preflight.started, settings, 'incremental', target,
         carried=prepared.mode.get('costs'), lead=prepared.lead, watermark=prepared.stats.watermark,
-        feeds=prepared.mode.get('feeds')) %}
+        feeds=prepared.mode.get('feeds'), record=joinery._upsert_run_record(prepared.mode)) %}
     {% do joinery._upsert_note_commit(settings, note, merge=true) %}
     {% call statement('main', fetch_result=true) %}
         {{ joinery.upsert_merge_sql(target.render(), prepared.source, prepared.found['keys'], plan.names,

@@ -10,7 +10,8 @@
     {% set found = prepared.found %}
     {% set names = joinery._upsert_stored_names(prepared.preflight.columns, found) %}
     {% set note = joinery._upsert_build_note(prepared.preflight.started, settings, 'full', target,
-        lead=prepared.lead, first=prepared.mode.reason == 'first build', feeds=prepared.mode.get('feeds')) %}
+        lead=prepared.lead, first=prepared.mode.reason == 'first build', feeds=prepared.mode.get('feeds'),
+        record=joinery._upsert_run_record(prepared.mode)) %}
     {% set properties = joinery._upsert_format_properties(settings) %}
     {% do properties.update(joinery._upsert_model_properties()) %}
     {% do properties.update({'joinery.unique_key': tojson(settings.unique_key | map('lower') | list),
@@ -23,6 +24,7 @@
         {% do adapter.drop_relation(existing) %}
     {% endif %}
     {% set location = config.get('location_root') %}
+    {% set constraints = joinery._upsert_constraints(settings) %}
     {% do joinery._upsert_note_commit(settings, note) %}
     {% call statement('main') %}
         create or replace table {{ target.render() }}
@@ -35,8 +37,13 @@
         from ({{ joinery._upsert_checked_rows_sql(joinery._upsert_ordered_sql(prepared.changes, settings), found,
             settings) }}) as changed
         where {{ joinery._upsert_live_condition(found, 'changed') }}
+        {%- if constraints.not_null or constraints.checks %}
+            and (case when {{ joinery._upsert_live_condition(found, 'changed') }}
+                then {{ joinery._upsert_constraint_conditions(constraints) }} else false end)
+        {%- endif %}
     {% endcall %}
     {% do joinery._upsert_note_commit(settings, none) %}
+    {% do joinery._upsert_persist_constraints(target, constraints) %}
     {#- Why the run built in full, in run_results.json as in the log. -#}
     {% do store_raw_result('main', message='CREATE OR REPLACE: full build (' ~ prepared.mode.reason ~ ')',
         code='CREATE', rows_affected=-1) %}

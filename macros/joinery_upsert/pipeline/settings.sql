@@ -129,6 +129,8 @@
     {% if not (contract and contract.enforced) %}
         {{ return(none) }}
     {% endif %}
+    {#- Its constraints too: one a format cannot enforce stops the run here (constraints.sql). -#}
+    {% do joinery._upsert_constraints(settings) %}
     {% set names = [] %}
     {% for column in get_column_schema_from_query(sql) if column.name | lower != settings.deleted_column | lower %}
         {% do names.append(joinery._quote_identifier(column.name)) %}
