@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import hashlib
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -52,9 +55,7 @@ class BenchDbt:
         self, *args: str, expect_success: bool | None = True, table_format: str = "parquet", width: str = "narrow"
     ):
         if not self._installed:
-            # joinery is a local package (a symlink to the repo); install it once per checkout.
-            if not (PROJECT_DIR / "dbt_packages" / "joinery").exists():
-                self.project.deps()
+            self._install_package()
             self._installed = True
         # dbt logs (and `compile` prints SQL) to stdout, which carries only the benchmarks' JSON lines.
         with contextlib.redirect_stdout(sys.stderr):
@@ -62,6 +63,17 @@ class BenchDbt:
                 *args, expect_success=expect_success, vars=format_vars(table_format, width)
             )
             return self.last_result
+
+    def _install_package(self) -> None:
+        """joinery is a local package (a symlink to the repo): install it once per checkout. Benchmark
+        processes may start side by side (the smoke test runs each case in its own), and `dbt deps`
+        replaces dbt_packages/ under another process's parse: one installs, the others wait for it."""
+        digest = hashlib.md5(bytes(PROJECT_DIR)).hexdigest()
+        lock_path = Path(tempfile.gettempdir()) / f"joinery-bench-deps-{digest}.lock"
+        with lock_path.open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not (PROJECT_DIR / "dbt_packages" / "joinery").exists():
+                self.project.deps()
 
     def run(
         self, *models: str, full_refresh: bool = False, table_format: str = "parquet", width: str = "narrow"
