@@ -138,9 +138,10 @@
 
 {% macro _upsert_log_phase(target, mode, phase) %}
     {#- One phase of a run in dbt's debug log, with the seconds since the run's start (dbt's clock), so
-        that a long run shows where its time went; no statement. -#}
+        that a long run shows where its time went; no statement. Its prefix is not the run's outcome
+        line's (`joinery_upsert <table>: ...`), which readers of the log look for. -#}
     {% if mode.get('started') is not none %}
-        {{ log('joinery_upsert ' ~ target ~ ': ' ~ phase ~ ' at %.1f s' | format(
+        {{ log('joinery_upsert.phase ' ~ target ~ ': ' ~ phase ~ ' at %.1f s' | format(
             modules.datetime.datetime.now().timestamp() - mode.started), info=false) }}
     {% endif %}
 {% endmacro %}
