@@ -225,6 +225,20 @@ class DbtResult:
         parts += [f"{name}: {node['message']}" for name, node in self.nodes.items() if node.get("message")]
         return "\n".join(parts)
 
+    def statement_running_compiled_sql(self, name: str) -> str:
+        """The last statement of model `name` that executed its compiled SQL, as this invocation
+        compiled it (`target/compiled/`, the manifest): joinery_upsert wraps it (a staged view, a
+        MERGE's source, a `create or replace`; before those, a `limit 0` preflight may type it), never
+        changes it. Compared with whitespace collapsed (dbt's log keeps the SQL as sent, but a line
+        break may become a space). Raises AssertionError naming the statements when none holds it."""
+        [node_id] = [node_id for node_id in self.nodes if node_id.split(".")[-1] == name]
+        compiled = " ".join((self.nodes[node_id]["compiled_code"] or "").split())
+        assert compiled, f"{name}: no compiled SQL in `dbt {' '.join(self.args)}`"
+        sent = [sql for node, sql in self.statements if node == node_id]
+        found = [sql for sql in sent if compiled in " ".join(sql.split())]
+        assert found, f"{name}: no statement ran its compiled SQL\ncompiled: {compiled[:1500]}\nsent: {sent}"
+        return found[-1]
+
     def status(self, name: str) -> str:
         matches = [node["status"] for node_id, node in self.nodes.items() if node_id.split(".")[-1] == name]
         if not matches:

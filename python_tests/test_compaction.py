@@ -271,8 +271,12 @@ def test_new_batches_then_a_repeated_batch(built, dbt, spark):
         location = next(line for line in scan.split("\n") if line.startswith("Location:"))
         assert "year=2024/month=1]" in location and "entries" not in location, scan
 
-    statements = dbt.invoke("run", "--select", *MODELS, schema=SCHEMA).statements
+    result = dbt.invoke("run", "--select", *MODELS, schema=SCHEMA)
+    statements = result.statements
     assert_matches_reference(spark, data)
+    # Each run executed the SQL compiled in the same invocation, its plan included.
+    for model in MODELS:
+        assert "as joinery_planned" in result.statement_running_compiled_sql(model), model
     # Each run reads where its table stands (its watermark, the snapshot's newest loaded_at, the new
     # rows' figures) in one statement, the probe; the watermark itself comes from the note of the
     # table's last commit, which commits with the rows, so no run stores one of its own.

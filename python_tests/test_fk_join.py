@@ -41,6 +41,8 @@ MODELS = [
     "fk_orders_customers_left",
     "fk_orders_customers_changes",
 ]
+# The joinery_upsert models among them: changelog_state, and fk_join over state models.
+EXECUTED_MODELS = ["fk_orders_state", "fk_customers_state", "fk_orders_customers", "fk_orders_customers_left"]
 
 
 def read_csv(path, types: dict[str, str]) -> list[dict[str, Any]]:
@@ -92,7 +94,8 @@ def scenario(dbt, spark):
             land(spark, f"{SCHEMA}.{CUSTOMERS_SOURCE}", CUSTOMER_COLUMNS, customer_batches[batch])
             seen_orders += order_batches[batch]
             seen_customers += customer_batches[batch]
-        statements = dbt.invoke("run", "--select", *MODELS, schema=SCHEMA, vars=SOURCE_VARS).statements
+        result = dbt.invoke("run", "--select", *MODELS, schema=SCHEMA, vars=SOURCE_VARS)
+        statements = result.statements
         spark.execute(f"refresh table {SCHEMA}.fk_orders_customers_changes")
         runs.append(
             {
@@ -112,6 +115,8 @@ def scenario(dbt, spark):
                 "expected_inner": fk_join_reference(seen_orders, seen_customers, "inner"),
                 "expected_left": fk_join_reference(seen_orders, seen_customers, "left"),
                 "statements": statements,
+                # What the state and join models executed: the SQL compiled in the same invocation.
+                "ran": {model: result.statement_running_compiled_sql(model) for model in EXECUTED_MODELS},
             }
         )
     return runs
@@ -127,6 +132,16 @@ def changes_of_run(scenario, run_number: int) -> list[tuple]:
         (row[:-1] for row in scenario[-1]["changes"] if row[-1] == run_number),
         key=lambda row: (row[0], row[-1]),
     )
+
+
+def test_every_run_executed_the_sql_compiled_in_the_same_invocation(scenario):
+    # changelog_state and fk_join over state models (statement_running_compiled_sql found each run's
+    # statement in the fixture): the first run's full builds, then the incremental runs' changes.
+    first, *later = scenario
+    for model in EXECUTED_MODELS:
+        assert first["ran"][model].startswith("create or replace table"), first["ran"][model]
+        for run in later:
+            assert not run["ran"][model].startswith("create or replace table"), (run["batch"], run["ran"][model])
 
 
 def test_every_run_matches_the_python_reference(scenario):

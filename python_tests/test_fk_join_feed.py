@@ -166,12 +166,20 @@ def assert_results(spark, tables: Tables, run: int, before: Counter | None) -> C
     return inner
 
 
+def assert_runs_executed_their_compiled_sql(built) -> None:
+    """Each change-feed model (fk_join and changelog_state, change_feed=true) executed the SQL its
+    compile wrote in the same invocation (target/compiled/): the pinned versions, the run's plan."""
+    for model in ["feed_orders_customers", "feed_orders_customers_left", "feed_customers_state"]:
+        ran = built.statement_running_compiled_sql(model)
+        assert "version as of" in ran or "table_changes(" in ran, (model, ran)
+
+
 def test_fk_join_over_change_feeds_follows_upstream_sql(project, spark):
     tables = Tables(spark)
     tables.create()
     tables.insert_customers([(1, "ann"), (2, "bob"), (3, "cy"), (4, "dee")])
     tables.insert_orders([(10, 1, 5), (11, 2, 6), (12, 3, 7), (13, None, 8), (14, 9, 9), (15, 4, 1)])
-    build(project, "--full-refresh")
+    assert_runs_executed_their_compiled_sql(build(project, "--full-refresh"))
     inner = assert_results(spark, tables, 1, None)
 
     # Updates of both sides, a delete, a MERGE, and foreign keys moved: to another customer, to NULL,
@@ -195,7 +203,7 @@ def test_fk_join_over_change_feeds_follows_upstream_sql(project, spark):
     )
     tables.customers.update({4: "dora", 5: "eve"})
     tables.insert_orders([(16, 5, 2), (17, 2, 3)])
-    build(project)
+    assert_runs_executed_their_compiled_sql(build(project))
     inner = assert_results(spark, tables, 2, inner)
 
     # A customer deleted and inserted again, an order deleted and inserted again with another
@@ -211,7 +219,7 @@ def test_fk_join_over_change_feeds_follows_upstream_sql(project, spark):
         "if(customer_id = 5, 'eve2', customer_name) from {s}.customers"
     )
     tables.customers[5] = "eve2"
-    build(project)
+    assert_runs_executed_their_compiled_sql(build(project))
     inner = assert_results(spark, tables, 3, inner)
 
     # Nothing changed upstream: no result commit, and the changes log nothing.

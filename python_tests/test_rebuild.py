@@ -1,9 +1,10 @@
 """joinery_upsert's one build-mode decision and its cost rule, on every format: when an incremental
 run costs more than a rebuild (here rebuild_threshold 0.001: any measured incremental run does), the
-next run *with changes* rebuilds from the model's own full-build SQL, never from the SELECT of
-changes; a run with no change never rebuilds, and with 'always_incremental' no run does. And what a
-run sends and commits on delta and iceberg: the statements joinery_upsert's guarantees need, one
-commit per run, none when nothing changed.
+next run rebuilds from the model's own full-build SQL, never from the SELECT of changes; the
+decision is made while the model compiles, so every run executes the SQL dbt compiled in the same
+invocation, and a model no capability plans rebuilds even when nothing changed (its compile cannot
+know that); with 'always_incremental' no run rebuilds. And what a run sends and commits on delta and
+iceberg: the statements joinery_upsert's guarantees need, one commit per run.
 
 The upsert example (models/examples/upsert/upsert_customers.sql) selects only the batches above its
 table's newest batch_id on an incremental run. Batches 3 and 4 are rows this test adds to the seed's
@@ -55,7 +56,7 @@ def expected(through: int) -> Counter:
 @pytest.fixture(scope="module", params=FORMATS)
 def runs(request, dbt, spark):
     """Batch 1 as a full build, batch 2 incrementally (its time recorded); then with rebuild_threshold
-    0.001 a run with nothing new (no rebuild), a run with batch 3 (a rebuild), and with
+    0.001 a run with nothing new and a run with batch 3 (both rebuilds), and with
     'always_incremental' a run with batch 4 (incremental)."""
     file_format = request.param
     schema = f"test_rebuild_{file_format}"
@@ -77,6 +78,8 @@ def runs(request, dbt, spark):
             "commits": commits(spark, file_format, table) - before,
             "message": result.nodes[f"model.joinery.{MODEL}"]["message"],
             "invocation": result.invocation_id,
+            # The statement that executed the SQL `dbt` compiled in the same invocation.
+            "ran": result.statement_running_compiled_sql(MODEL),
         }
 
     def land(batch: int) -> None:
@@ -115,28 +118,32 @@ def test_each_run_holds_the_reference_rows(runs):
         assert runs[label]["rows"] == expected(through), label
 
 
-def test_a_costly_incremental_run_makes_the_next_run_with_changes_rebuild_from_the_full_build_sql(runs):
-    # The incremental run shows the watermark's text, so its absence from the rebuild means something:
-    # the rebuild rendered the model again, and selected every batch (previous_max's default).
-    watermark = "> (select coalesce(max(applied.`batch_id`)"
-    assert any(watermark in sql for sql in runs["incremental"]["statements"]), runs["incremental"]["statements"]
-    rebuild = runs["rebuild"]
-    final = [sql for sql in rebuild["statements"] if sql.startswith(("create or replace table", "insert"))]
-    assert final and not any(watermark in sql for sql in final), rebuild["statements"]
+WATERMARK = "> (select coalesce(max(applied.`batch_id`)"
+
+
+@pytest.mark.parametrize("label", ["no change", "rebuild"])
+def test_a_costly_incremental_run_makes_the_next_runs_rebuild_from_the_compiled_full_build_sql(runs, label):
+    # The incremental run executed the watermark's text, so its absence from a rebuild means something:
+    # the model compiled as a full build, selecting every batch (previous_max's default), and that
+    # compiled SQL is what the rebuild executed. The run with no change rebuilds too: the rule is asked
+    # while the model compiles, before anything knows whether it has changes.
+    assert WATERMARK in runs["incremental"]["ran"], runs["incremental"]["ran"]
+    rebuild = runs[label]
+    assert WATERMARK not in rebuild["ran"], rebuild["ran"]
     if runs["format"] in ("delta", "iceberg"):
-        assert any(sql.startswith("create or replace table") for sql in rebuild["statements"]), rebuild["statements"]
+        assert rebuild["ran"].startswith("create or replace table"), rebuild["ran"]
         assert rebuild["commits"] == 1
         assert "rebuilt: its last incremental run took" in rebuild["message"], rebuild["message"]
     else:
         assert any("set location" in sql for sql in rebuild["statements"]), rebuild["statements"]
 
 
-def test_a_run_with_no_change_never_rebuilds_and_commits_nothing(runs):
-    statements = runs["no change"]["statements"]
-    assert not any(sql.startswith("create or replace table") for sql in statements), statements
-    assert not any("set location" in sql for sql in statements), statements
-    assert runs["no change"]["commits"] == 0
-    assert "no changed rows" in runs["no change"]["message"], runs["no change"]["message"]
+def test_every_run_executes_the_sql_dbt_compiled_in_the_same_invocation(runs):
+    # statement_running_compiled_sql found each run's statement (the fixture): the full build's
+    # `create or replace` (a parquet insert), the incremental runs' staged changes.
+    for label in ["full build", "incremental", "no change", "rebuild", "always incremental"]:
+        ran = runs[label]["ran"]
+        assert (WATERMARK in ran) == (label in ("incremental", "always incremental")), (label, ran)
 
 
 def test_always_incremental_never_rebuilds(runs):
@@ -147,17 +154,22 @@ def test_always_incremental_never_rebuilds(runs):
 
 
 def test_an_incremental_run_sends_what_its_guarantees_need_and_commits_once(runs):
-    # A model no capability plans reads its table's state (delta: history; iceberg: snapshots), stages
-    # its changes once, reads their figures and both schemas in one statement, and sends its MERGE
-    # between the note's SET and RESET; iceberg then reads the MERGE's figures from its snapshot. No
-    # property statement.
+    # A model no capability plans reads its table's state (delta: history; iceberg: snapshots) twice
+    # with the cost rule on: while it compiles, for the rule, and as its run starts, for the checks and
+    # the note. It stages its changes once, reads their figures and both schemas in one statement, and
+    # sends its MERGE between the note's SET and RESET; iceberg then reads the MERGE's figures from its
+    # snapshot. No property statement. With 'always_incremental' the compile reads nothing.
     incremental = runs["incremental"]
     statements = incremental["statements"]
     first_words = [sql.split()[0] for sql in statements]
+    last_words = [sql.split()[0] for sql in runs["always incremental"]["statements"]]
     if runs["format"] == "delta":
-        assert first_words == ["describe", "cache", "select", "set", "merge", "reset", "drop"], statements
+        assert first_words == ["describe", "describe", "cache", "select", "set", "merge", "reset", "drop"], statements
+        assert last_words == first_words[1:], runs["always incremental"]["statements"]
     elif runs["format"] == "iceberg":
-        assert first_words == ["select", "cache", "select", "set", "merge", "reset", "select", "drop"], statements
+        run_words = ["select", "cache", "select", "set", "merge", "reset", "select", "drop"]
+        assert first_words == ["select", *run_words], statements
+        assert last_words == run_words, runs["always incremental"]["statements"]
     if runs["format"] in ("delta", "iceberg"):
         assert not [sql for sql in statements if "set tblproperties" in sql], statements
         assert incremental["commits"] == 1
@@ -174,14 +186,14 @@ def test_a_full_build_sends_the_preflight_and_one_create_or_replace(runs):
 
 def test_each_commit_records_its_run_and_run_history_reads_it_back(runs):
     # joinery.run_history reads each commit's note and the commit's own row counts and version: the
-    # full build's rows, batch 2's changes (upsert.md: 1 inserted, 2 updated, 2 deleted), the rebuild
-    # by the cost rule and batch 4's one new key. The run with no change committed nothing: no record.
+    # full build's rows, batch 2's changes (upsert.md: 1 inserted, 2 updated, 2 deleted), the two
+    # rebuilds by the cost rule (the run with no change, then batch 3) and batch 4's one new key.
     records = runs["records"]
     record = {label: records.get(runs[label]["invocation"]) for label in
               ["full build", "incremental", "no change", "rebuild", "always incremental"]}  # fmt: skip
-    assert record["no change"] is None, records
-    full, incremental, rebuild, last = (record[label] for label in
-                                        ["full build", "incremental", "rebuild", "always incremental"])  # fmt: skip
+    full, incremental, unchanged, rebuild, last = record.values()
+    assert (unchanged["mode"], unchanged["path"]) == ("full", "cost_rule"), unchanged
+    assert unchanged["rows_written"] == sum(expected(2).values()), unchanged
     assert (full["mode"], full["path"], full["reason"]) == ("full", "full_refresh", "full refresh"), full
     assert full["rows_written"] == sum(expected(1).values()), full
     assert (incremental["mode"], incremental["path"]) == ("incremental", "incremental"), incremental
@@ -191,13 +203,12 @@ def test_each_commit_records_its_run_and_run_history_reads_it_back(runs):
     assert rebuild["reason"].startswith("rebuilt: its last incremental run took"), rebuild
     assert rebuild["rows_written"] == sum(expected(3).values()), rebuild
     assert [last[f"rows_{name}"] for name in ("inserted", "updated", "deleted")] == [1, 0, 0], last
-    for label, found in [("full build", full), ("incremental", incremental), ("rebuild", rebuild),
-                         ("always incremental", last)]:  # fmt: skip
+    for label, found in record.items():
         assert found["version"] and found["seconds"] is not None and found["seconds"] > 0, (label, found)
     if runs["format"] == "delta":
-        versions = [int(found["version"]) for found in (full, incremental, rebuild, last)]
-        assert versions == sorted(versions) and len(set(versions)) == 4, versions
-    assert any("4 records" in line for line in runs["history log"]), runs["history log"]
+        versions = [int(found["version"]) for found in record.values()]
+        assert versions == sorted(versions) and len(set(versions)) == 5, versions
+    assert any("5 records" in line for line in runs["history log"]), runs["history log"]
 
 
 def test_the_operations_query_compares_incremental_runs_with_full_builds(runs, spark):
@@ -206,6 +217,6 @@ def test_the_operations_query_compares_incremental_runs_with_full_builds(runs, s
     query = re.search(r"<!-- operations: run-history-query -->\n```sql\n(.*?)```", text, re.S).group(1)
     rows = spark.query(query.replace("analytics.joinery_run_history", f"{runs['schema']}.joinery_run_history"))
     assert {row[0] for row in rows} == {MODEL}, rows
-    # Two incremental runs and one rebuild by the cost rule, in whatever weeks they fell.
-    assert (sum(row[2] for row in rows), sum(row[6] for row in rows)) == (2, 1), rows
+    # Two incremental runs and two rebuilds by the cost rule, in whatever weeks they fell.
+    assert (sum(row[2] for row in rows), sum(row[6] for row in rows)) == (2, 2), rows
     assert all(row[3] > 0 and row[4] > 0 and row[5] > 0 for row in rows if row[2]), rows

@@ -10,13 +10,11 @@
     {% if joinery.schema_catalog(relation) is none %}
         {{ return(dbt.spark__list_relations_without_caching(relation)) }}
     {% endif %}
-    {% call statement('list_relations_without_caching', fetch_result=True) -%}
-        show table extended in {{ relation.schema }} like '*'
-    {%- endcall %}
+    {% set listed = run_query('show table extended in ' ~ relation.schema ~ " like '*'") %}
     {#- The session's temporary views are listed in every namespace (isTemporary true); they are
         not the catalog's. A list of rows is what dbt-spark reads back, like the agate table. -#}
     {% set rows = [] %}
-    {% for row in load_result('list_relations_without_caching').table.rows if not row[2] %}
+    {% for row in listed.rows if not row[2] %}
         {% do rows.append([relation.schema, row[1], row[2], row[3]]) %}
     {% endfor %}
     {{ return(rows) }}

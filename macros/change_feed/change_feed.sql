@@ -34,12 +34,14 @@
 
 {% macro _change_feed_pinned(relations, macro_name) %}
     {#- {'ranges': {relation name: {from, to}}, 'versions': {note field: version}, 'changed': whether
-        any feed holds a change, 'mode': the run's planned mode (contract/cost_rule.sql)}: each
+        any feed holds a change, 'mode': the run's build mode (contract/build_mode.sql)}: each
         feed's range, pinned while the model compiles, from the version the table's last commit
         recorded through the current one, so a commit landing later is read by the next run. On a
         full build the ranges are empty and only the current versions are read. -#}
     {% set structural = joinery._upsert_structural_build_mode() %}
-    {% set built = (joinery._upsert_previous_state().built or {}) if not structural.full else {} %}
+    {#- The table's earlier runs, read once for the consumed versions and the cost rule. -#}
+    {% set previous = joinery._upsert_previous_state() %}
+    {% set built = previous.built or {} %}
     {% set ranges = {} %}
     {% set versions = {} %}
     {% for relation in relations %}
@@ -58,7 +60,7 @@
         {% set changed.value = true %}
     {% endfor %}
     {{ return({'ranges': ranges, 'versions': versions, 'changed': changed.value,
-        'mode': joinery._upsert_planned_mode(changed.value)}) }}
+        'mode': joinery._upsert_build_mode(previous, has_changes=changed.value)}) }}
 {% endmacro %}
 
 

@@ -33,7 +33,7 @@ from delta_winners
         that its changes need not read the table: a parquet, orc or Hive rewrite reads the table
         anyway, and takes the exact changes. -#}
     {% set file_format = (config.get('file_format') or 'parquet') | lower %}
-    {{ return(settings.loaded_at is not none and file_format in ('delta', 'iceberg')) }}
+    {{ return(settings.loaded_at is not none and joinery._upsert_commit_path(file_format) == 'merge') }}
 {% endmacro %}
 
 

@@ -36,8 +36,11 @@
     {% endif %}
     {% set identity_names = joinery._compaction_identity_names(key_names, partition_names) %}
     {% if incremental is none %}
-        {#- Only a joinery_upsert model has a previous compacted table to build on. -#}
-        {% set incremental = config.get('materialized') == 'joinery_upsert' and joinery.is_incremental() %}
+        {#- Only a joinery_upsert model has a previous compacted table to build on. What dbt knows
+            decides here; the cost rule once the probe knows whether there are changes
+            (_compaction_incremental_sql). -#}
+        {% set incremental = config.get('materialized') == 'joinery_upsert'
+            and not joinery._upsert_structural_build_mode().full %}
     {% endif %}
 
     {#- A joinery_upsert model reads only delta rows above its watermark, so a delta row with a NULL

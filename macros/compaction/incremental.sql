@@ -36,8 +36,10 @@
     {#- A MERGE that compares versions adds new columns itself (schema evolution); a rewrite compares
         the table's rows, which lack them. -#}
     {% set compared.value = compared.value or (added and not joinery._compaction_versioned(settings)) %}
-    {% set state = joinery._compaction_probe(snapshot, target, deltas, plan, settings) %}
-    {% set mode = joinery._upsert_planned_mode(state.rows != 0 or state.rebase or compared.value) %}
+    {#- The table's earlier runs, read once for the probe's watermark and the cost rule. -#}
+    {% set previous = joinery._upsert_previous_state() %}
+    {% set state = joinery._compaction_probe(snapshot, target, deltas, plan, settings, previous) %}
+    {% set mode = joinery._upsert_build_mode(previous, has_changes=state.rows != 0 or state.rebase or compared.value) %}
     {% if mode.full %}
         {{ return(joinery._upsert_planned_sql(joinery._compaction_full_build_sql(snapshot, deltas, identity_names,
             settings, defaults, removed), {'mode': 'full', 'reason': mode.reason})) }}
@@ -103,7 +105,7 @@
 {% endmacro %}
 
 
-{% macro _compaction_probe(snapshot, target, deltas, plan, settings) %}
+{% macro _compaction_probe(snapshot, target, deltas, plan, settings, previous) %}
     {#- Where the table stands against its sources, in one statement: the watermark (the newest
         loaded_at the table applied: from its last commit's note, else read from the table once), the
         snapshot's newest loaded_at, whether the snapshot is a new full pull (rebase: one newer than
@@ -112,7 +114,8 @@
         Spark's clock (the run's start, for the cost rule). A filtered scan of the deltas, no ranking:
         the winners the run's SELECT ranks are among these rows. A pull stamped before the newest delta batch the table holds
         is not taken for a new one (docs/compaction.md, "New snapshots"). Without loaded_at every
-        delta row is read again each run: no watermark, no figures. -#}
+        delta row is read again each run: no watermark, no figures. `previous`: the table's earlier
+        runs (_upsert_previous_state), whose newest note holds the watermark. -#}
     {% set lead_from = modules.datetime.datetime.now().timestamp() %}
     {% set state = {'watermark': none, 'watermark_sql': none, 'snapshot_newest': none, 'snapshot_newest_sql': none,
         'rebase': false, 'rows': none, 'deletes': none, 'key_ranges': none, 'partitions': none,
@@ -120,7 +123,7 @@
     {% if settings.loaded_at is none %}
         {{ return(state) }}
     {% endif %}
-    {% set probe_sql = joinery._compaction_probe_sql(snapshot, target, deltas, plan, settings) %}
+    {% set probe_sql = joinery._compaction_probe_sql(snapshot, target, deltas, plan, settings, previous) %}
     {% set lead = modules.datetime.datetime.now().timestamp() - lead_from %}
     {% set row = run_query(probe_sql).rows[0] %}
     {% set loaded_type = joinery._plan_entry(plan, settings.loaded_at).type %}
@@ -135,10 +138,10 @@
 {% endmacro %}
 
 
-{% macro _compaction_probe_sql(snapshot, target, deltas, plan, settings) %}
+{% macro _compaction_probe_sql(snapshot, target, deltas, plan, settings, previous) %}
     {#- The probe's statement (_compaction_probe). -#}
     {% set loaded_entry = joinery._plan_entry(plan, settings.loaded_at) %}
-    {% set noted = (joinery._upsert_previous_state().built or {}).get('watermark') %}
+    {% set noted = (previous.built or {}).get('watermark') %}
     {% set watermark_sql = joinery._typed_literal(noted, loaded_entry.type) if noted is not none
         else '(select max(applied.' ~ joinery._quote_identifier(settings.loaded_at) ~ ') from ' ~ target ~ ' as applied)' %}
     {% set snapshot_loaded = joinery._find_column(settings.snapshot_names, settings.loaded_at) %}

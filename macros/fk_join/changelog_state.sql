@@ -22,10 +22,6 @@
     {% elif change_feed is not boolean %}
         {{ joinery._raise_argument_error(macro_name, 'change_feed', change_feed, 'expected true or false') }}
     {% elif change_feed %}
-        {% if not execute %}
-            {#- joinery_upsert renders a change-feed model when its run starts (changelog_state_change_feed.sql). -#}
-            {% do config.set('change_feed', true) %}
-        {% endif %}
         {{ return(joinery._changelog_state_feed_sql(changelog, key, {'sequence_by': sequence_by, 'deleted': deleted,
             'loaded_at': loaded_at, 'operation': operation, 'operation_values': operation_values})) }}
     {% endif %}

@@ -18,11 +18,6 @@
     {% if change_feed is not boolean %}
         {{ joinery._raise_argument_error('fk_join', 'change_feed', change_feed, 'expected true or false') }}
     {% endif %}
-    {% if change_feed and not execute %}
-        {#- joinery_upsert updates a change-feed model's matched rows without comparing them: its rows
-            say what changed (pipeline/settings.sql, skip_unchanged). -#}
-        {% do config.set('change_feed', true) %}
-    {% endif %}
     {% set plan = joinery._fk_join_plan(left, right, left_key, foreign_key, right_key, join_type, left_columns,
         right_columns, change_feed) %}
     {% if not plan %}

@@ -12,7 +12,13 @@
 {% materialization joinery_upsert, adapter='spark' %}
     {#- The run's start on dbt's clock: the cost rule measures whole runs from here. -#}
     {% set started = modules.datetime.datetime.now().timestamp() %}
-    {% set settings = joinery._upsert_settings() %}
+    {#- A capability that planned the run while the model compiled (contract/plan.sql) read the table's
+        state then: the run does not read it again. -#}
+    {% set plan = joinery._upsert_compiled_plan(compiled_code) %}
+    {#- A planned SELECT inside the model's own SQL: the run learns the rest itself, but its SQL is of
+        the mode that plan decided, and its MERGE still compares the plan's versions. -#}
+    {% set embedded = joinery._upsert_embedded_plan(compiled_code) if plan is none else none %}
+    {% set settings = joinery._upsert_settings(plan or embedded) %}
     {% set target = this.incorporate(type='table') %}
     {% do joinery.validate_catalog_format(target, settings.file_format) %}
     {% set existing = adapter.get_relation(database=this.database, schema=this.schema, identifier=this.identifier) %}
@@ -26,22 +32,21 @@
         {% set existing = none %}
     {% endif %}
 
-    {% set merged = settings.file_format in ('delta', 'iceberg') %}
-    {#- A capability that planned the run while the model compiled (contract/plan.sql) read the table's
-        state then: the run does not read it again. -#}
-    {% set plan = joinery._upsert_compiled_plan(compiled_code) %}
+    {% set merged = settings.commit == 'merge' %}
     {% set state = joinery._upsert_run_state(target, settings, merged) if plan is none
         else joinery._upsert_planned_state(target, settings, plan) %}
     {% if plan is none %}
-        {#- A planned SELECT inside the model's own SQL: its MERGE still compares the plan's versions. -#}
-        {% do state.update({'versions': (joinery._upsert_embedded_plan(compiled_code) or {}).get('versions')}) %}
+        {% do state.update({'versions': (embedded or {}).get('versions')}) %}
     {% endif %}
-    {% set mode = joinery._upsert_decide_build_mode(state.costs, settings, state.built, started, plan) %}
+    {#- The decision the model's compile took (contract/build_mode.sql): from its plan, or asked again
+        of the same macro with the same inputs. Its SQL is the compiled SQL, always. -#}
+    {% set decided = joinery._upsert_planned_build_mode(plan or embedded, state) if plan or embedded
+        else joinery._upsert_build_mode(state) %}
+    {% set mode = joinery._upsert_run_mode(decided, started, plan) %}
     {% do joinery._upsert_log_phase(target, mode, 'decided: ' ~ ('full build (' ~ mode.reason ~ ')' if mode.full
         else 'incremental')) %}
-    {% set sql = joinery._upsert_model_sql(mode) %}
-    {% do joinery._upsert_assert_contract(sql, settings) %}
-    {% set mode = joinery._upsert_apply(target, existing, sql, settings, mode, state) %}
+    {% do joinery._upsert_assert_contract(compiled_code, settings) %}
+    {% do joinery._upsert_apply(target, existing, compiled_code, settings, mode, state) %}
 
     {% if not (merged and mode.full) %}
         {#- A delta or iceberg full build creates the table with them. -#}
@@ -82,11 +87,11 @@
     {#- The state a run's plan carries (contract/plan.sql): what the table's commits said when the model
         compiled, checked against the config as _upsert_run_state checks it. -#}
     {#- parquet, orc and Hive: the table's properties from dbt's relation cache, which lists them. -#}
-    {% set properties = joinery._upsert_cached_properties(target) if settings.file_format not in ('delta', 'iceberg')
+    {% set properties = joinery._upsert_cached_properties(target) if settings.commit == 'directory'
         and plan.mode == 'incremental' else none %}
     {% set state = {'built': plan.get('built'), 'costs': plan.get('costs') or {}, 'properties': properties,
         'plan': plan} %}
-    {% if plan.mode == 'incremental' and settings.file_format in ('delta', 'iceberg') %}
+    {% if plan.mode == 'incremental' and settings.commit == 'merge' %}
         {% do joinery._upsert_check_built(target, state.built, settings) %}
     {% endif %}
     {{ return(state) }}
@@ -95,29 +100,18 @@
 
 {% macro _upsert_apply(target, existing, sql, settings, mode, state=none) %}
     {#- Apply the run's SQL to `target` by the commit path of its format: prepare (the changes staged
-        and their figures read; on parquet the new version then written and checked), the cost rule
-        once the figures are known (a run that changes nothing never rebuilds), the tombstones
-        (tombstones.sql), then the one commit. Returns the mode the run took. Also how tombstones.sql
-        writes a parquet companion. -#}
+        and their figures read; on parquet the new version then written and checked), the tombstones
+        (tombstones.sql), then the one commit. Also how tombstones.sql writes a parquet companion. -#}
     {% set plan = (state or {}).get('plan') %}
     {% if plan is not none and not mode.full and plan.get('rows') == 0 %}
         {#- The plan counted no new input: nothing to write, no statement to send. -#}
-        {% do store_raw_result('main', message='no new input', code='OK', rows_affected=0) %}
-        {{ log('joinery_upsert ' ~ target ~ ': no new input, table left unchanged', info=true) }}
-        {{ return(mode) }}
+        {% do joinery._upsert_report_unchanged(target, 'no new input') %}
+        {{ return(none) }}
     {% endif %}
     {% set prepared = joinery._upsert_prepare(target, existing, sql, settings, mode, state) %}
     {% do joinery._upsert_log_phase(target, mode,
         'full build prepared' if mode.full else 'changes staged and counted') %}
-    {% set rebuild = joinery._upsert_cost_rule(mode, settings, prepared) if plan is none else none %}
-    {% if rebuild is not none %}
-        {% do joinery._upsert_drop_changes(prepared.changes) %}
-        {% set mode = joinery._upsert_rebuild_mode(mode, rebuild) %}
-        {% set sql = joinery._upsert_model_sql(mode) %}
-        {% set prepared = joinery._upsert_prepare(target, existing, sql, settings, mode, state) %}
-        {% do joinery._upsert_log_phase(target, mode, 'rebuilding by the cost rule, rows prepared') %}
-    {% endif %}
-    {% if settings.file_format not in ('delta', 'iceberg') %}
+    {% if settings.commit == 'directory' %}
         {% do joinery._upsert_rewrite_write(target, existing, settings, prepared) %}
         {% do joinery._upsert_log_phase(target, mode, 'new version written and checked') %}
     {% endif %}
@@ -126,13 +120,12 @@
         {% do joinery._upsert_write_tombstones(target, prepared.changes, prepared.change_info, settings, mode.full,
             prepared.stats) %}
     {% endif %}
-    {% if settings.file_format in ('delta', 'iceberg') %}
+    {% if settings.commit == 'merge' %}
         {% do joinery._upsert_merge_commit(target, existing, settings, prepared) %}
     {% else %}
         {% do joinery._upsert_rewrite_commit(target, existing, settings, prepared) %}
     {% endif %}
     {% do joinery._upsert_log_phase(target, mode, 'committed' if not prepared.skip else 'nothing to commit') %}
-    {{ return(mode) }}
 {% endmacro %}
 
 
@@ -151,10 +144,10 @@
     {#- The commit path's preparation: the figures of the changes and of both schemas, from the run's
         plan where it has them. -#}
     {% set plan = (state or {}).get('plan') %}
-    {% if settings.file_format in ('delta', 'iceberg') and plan is not none and not mode.full
+    {% if settings.commit == 'merge' and plan is not none and not mode.full
         and plan.get('columns') and not plan.get('reads_target') %}
         {{ return(joinery._upsert_merge_planned(target, sql, settings, mode, plan)) }}
-    {% elif settings.file_format in ('delta', 'iceberg') %}
+    {% elif settings.commit == 'merge' %}
         {{ return(joinery._upsert_merge_prepare(target, sql, settings, mode, state)) }}
     {% endif %}
     {{ return(joinery._upsert_rewrite_prepare(target, existing, sql, settings, mode,

@@ -105,13 +105,13 @@ where {{ records }}
         built before tombstones. -#}
     {% set sql = joinery._upsert_tombstone_records_sql(changes, change_info, versions) %}
     {% set file_format = settings.file_format if settings.file_format != 'hive' else 'parquet' %}
-    {% if file_format in ('delta', 'iceberg') %}
+    {% if joinery._upsert_commit_path(file_format) == 'merge' %}
         {% do run_query('create or replace table ' ~ companion.render() ~ ' using ' ~ file_format ~ '\nas\n' ~ sql) %}
         {{ return(none) }}
     {% endif %}
     {% set companion_settings = {'unique_key': change_info['keys'], 'deleted_column': settings.deleted_column,
         'partition_by': [], 'on_schema_change': 'ignore', 'tombstones': none, 'rebuild_threshold': none,
-        'options': {}, 'file_format': file_format, 'write_order': [], 'rows_per_file': none, 'file_bytes': none} %}
+        'options': {}, 'file_format': file_format, 'commit': 'directory', 'write_order': [], 'rows_per_file': none, 'file_bytes': none} %}
     {% set mode = {'full': true, 'reason': 'tombstones of a full build' if existing is not none
         else 'first build of the tombstones'} %}
     {% do joinery._upsert_apply(companion, existing, sql, companion_settings, mode) %}

@@ -1,25 +1,34 @@
 {#- The one build-mode decision of a joinery_upsert model: a full build, or an incremental run that
-    applies the changes its SELECT yields. joinery.is_incremental() and the materialization both ask
-    joinery._upsert_build_mode(), so a model can never select only changes while its table is
-    rebuilt from them.
+    applies the changes its SELECT yields. Made while the model compiles, by _upsert_build_mode:
+    joinery.is_incremental() asks it, and so does a capability that plans its run (contract/plan.sql),
+    which carries the answer in its plan; the materialization reads the plan, or asks the same macro
+    with the same inputs (docs/upsert.md, "Full build or incremental run"). So the SQL dbt compiled
+    is always the SQL of the mode the run takes, and no model is ever rendered again.
 
-    Two parts (docs/upsert.md, "Full build or incremental run"):
-    - what dbt already knows, the same while the model compiles and while it runs, at no statement:
-      --full-refresh, and from dbt's relation cache whether the table exists as a table joinery can
-      merge into (_upsert_structural_build_mode);
-    - when the run would cost more than a rebuild (config rebuild_threshold, from the recorded
-      times of its earlier runs), the materialization rebuilds instead. It decides that at the start
-      of the run (_upsert_decide_build_mode) and keeps the decision for the rest of the run
-      (joinery._set_node_state), then renders the model's full-build SQL (_upsert_model_sql). -#}
+    Two parts:
+    - what dbt already knows, at no statement: --full-refresh, and from dbt's relation cache whether
+      the table exists as a table joinery can merge into (_upsert_structural_build_mode);
+    - when an incremental run would cost more than a rebuild (config rebuild_threshold, from the
+      recorded times of the table's earlier runs: contract/cost_rule.sql), a rebuild. -#}
 
-{% macro _upsert_build_mode() %}
-    {#- {'full': bool, 'reason': text}: what the materialization decided for this run, once it has;
-        before that (while the model compiles), what dbt already knows. -#}
-    {% set decided = joinery._node_state('upsert_build_mode') %}
-    {% if decided is not none %}
-        {{ return(decided) }}
+{% macro _upsert_build_mode(previous=none, has_changes=true) %}
+    {#- {'full': bool, 'reason': text, 'built': the table's newest note, 'costs': the times of its
+        runs}. `previous`: the table's earlier runs (_upsert_previous_state), when the caller read
+        them; else they are read here, and only when the cost rule could rebuild. `has_changes`:
+        false when a capability knows while compiling that the run changes nothing, which never
+        rebuilds. -#}
+    {% set structural = joinery._upsert_structural_build_mode() %}
+    {% if structural.full %}
+        {{ return({'full': true, 'reason': structural.reason, 'built': none, 'costs': {}}) }}
     {% endif %}
-    {{ return(joinery._upsert_structural_build_mode()) }}
+    {% set threshold = joinery._upsert_settings_rebuild() %}
+    {% if previous is none and not (has_changes and joinery._upsert_cost_rule_on(threshold)) %}
+        {{ return({'full': false, 'reason': 'incremental', 'built': none, 'costs': {}}) }}
+    {% endif %}
+    {% set previous = previous if previous is not none else joinery._upsert_previous_state() %}
+    {% set reason = joinery._upsert_cost_reason(previous.costs or {}, threshold) if has_changes else none %}
+    {{ return({'full': reason is not none, 'reason': reason or 'incremental', 'built': previous.built,
+        'costs': previous.costs or {}}) }}
 {% endmacro %}
 
 
@@ -41,7 +50,7 @@
         {{ return({'full': true, 'reason': 'the relation is a ' ~ relation.type}) }}
     {% endif %}
     {% set file_format = (config.get('file_format') or 'parquet') | lower %}
-    {% if file_format in ('delta', 'iceberg') %}
+    {% if joinery._upsert_commit_path(file_format) == 'merge' %}
         {% set provider = joinery._relation_provider(relation) %}
         {% if provider != file_format %}
             {{ return({'full': true, 'reason': 'the table is stored as ' ~ provider ~ ', not ' ~ file_format}) }}

@@ -132,3 +132,12 @@
     {%- endset %}
     {{ return(sql) }}
 {% endmacro %}
+
+
+{% macro _upsert_commit_path(file_format) %}
+    {#- The commit path of a table format, the one place that maps them: 'merge' for delta and iceberg,
+        whose own log commits (merge_commit/: one `create or replace` or one MERGE), 'directory' for
+        parquet, orc and Hive SerDe tables (directory_commit/: a new version directory committed by
+        metastore calls). -#}
+    {{ return('merge' if file_format in ('delta', 'iceberg') else 'directory') }}
+{% endmacro %}

@@ -1,20 +1,17 @@
 {#- The cost rule: when an incremental run would cost more than a rebuild, the run rebuilds
     instead, as Databricks' Enzyme falls back to a full recompute. Its inputs are the whole runs the
-    table's commits recorded (contract/table_state.sql); it is asked once a run knows it has changes,
-    by the materialization (pipeline/rebuild.sql) or, for a model whose capability knows its new input
-    while it compiles, by that capability (_upsert_planned_mode). -#}
+    table's commits recorded (contract/table_state.sql); the build-mode decision asks it while the
+    model compiles (contract/build_mode.sql). -#}
 
 {% macro _upsert_cost_reason(costs, threshold) %}
-    {#- The reason to rebuild, or none. Off with rebuild_threshold 'always_incremental' (`threshold`
-        none), and for a table whose own change data feed is on (a rebuild replaces the table, which
-        its feed's readers cannot follow). Rebuild when the last incremental run took longer than
+    {#- The reason to rebuild, or none (always none when the rule is off: _upsert_cost_rule_on).
+        Rebuild when the last incremental run took longer than
         `threshold` times the last full build, or more than half of that when the only full build
         measured is the table's first (its JVM was cold: the rebuild measures a full build again).
         After PROBE_AFTER rebuilds in a row, one incremental run measures again what it costs now.
         `costs`: {full_seconds, full_first, incremental_seconds, full_builds_since_incremental}. -#}
     {% set probe_after = 8 %}
-    {% set own_feed = (config.get('tblproperties') or {}).get('delta.enableChangeDataFeed') | string | lower %}
-    {% if threshold is none or own_feed == 'true' %}
+    {% if not joinery._upsert_cost_rule_on(threshold) %}
         {{ return(none) }}
     {% endif %}
     {% set full = costs.get('full_seconds') %}
@@ -33,26 +30,18 @@
 {% endmacro %}
 
 
-{% macro _upsert_planned_mode(has_changes) %}
-    {#- The build mode of a run whose capability knows, while the model compiles, whether its inputs
-        changed (compact): {'full', 'reason', 'built' (the table's newest note), 'costs'}. dbt's
-        structural decision (contract/build_mode.sql), then on an incremental run with changes the
-        cost rule, from the table's commits (one statement, _upsert_previous_state). -#}
-    {% set structural = joinery._upsert_structural_build_mode() %}
-    {% if structural.full %}
-        {{ return({'full': true, 'reason': structural.reason, 'built': none, 'costs': {}}) }}
-    {% endif %}
-    {% set state = joinery._upsert_previous_state() %}
-    {% set reason = joinery._upsert_cost_reason(state.costs, joinery._upsert_settings_rebuild())
-        if has_changes else none %}
-    {{ return({'full': reason is not none, 'reason': reason or 'incremental', 'built': state.built,
-        'costs': state.costs}) }}
+{% macro _upsert_cost_rule_on(threshold) %}
+    {#- Whether the rule may rebuild this model: not with rebuild_threshold 'always_incremental'
+        (`threshold` none), nor for a table whose own change data feed is on (a rebuild replaces the
+        table, which its feed's readers cannot follow). -#}
+    {% set own_feed = (config.get('tblproperties') or {}).get('delta.enableChangeDataFeed') | string | lower %}
+    {{ return(threshold is not none and own_feed != 'true') }}
 {% endmacro %}
 
 
 {% macro _upsert_settings_rebuild() %}
     {#- The rebuild_threshold config as a positive number, or none for 'always_incremental' (the cost
-        rule off, pipeline/rebuild.sql). Default 1: rebuild when incremental runs cost more than a
+        rule off, contract/build_mode.sql). Default 1: rebuild when incremental runs cost more than a
         full build. -#}
     {% set value = config.get('rebuild_threshold', 1) %}
     {% if value in [none, 'always_incremental'] %}

@@ -9,7 +9,8 @@
     {#- True when this run applies changes to the model's existing table, so its SELECT yields only
         changed rows; false on a first build, a --full-refresh, for a table joinery cannot merge into
         (another format, one it did not build), and when the run rebuilds because rebuilding costs
-        less (config rebuild_threshold). The one decision is joinery._upsert_build_mode. -#}
+        less (config rebuild_threshold). The one decision is joinery._upsert_build_mode, made while the
+        model compiles; on delta and iceberg, with the cost rule on, it reads the table's history. -#}
     {{ return(not joinery._upsert_build_mode().full) }}
 {% endmacro %}
 

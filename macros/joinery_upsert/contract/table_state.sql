@@ -1,7 +1,7 @@
 {#- What a delta or iceberg table's own commits say about it, read with one statement before an
     incremental run: how it was built (unique_key and partition_by, which an incremental run must
     match), and the recorded times of its last full build and last incremental run (the cost rule,
-    pipeline/rebuild.sql). joinery stores nothing in a commit of its own: every commit carries its
+    contract/build_mode.sql). joinery stores nothing in a commit of its own: every commit carries its
     run's note (_upsert_build_note), a delta full build in the table properties of its `create or
     replace` (`joinery.build`), a delta MERGE in its commit's userMetadata, an iceberg commit in its
     snapshot summary (`joinery.run`; _upsert_note_commit). An incremental run's note carries the last
@@ -216,26 +216,21 @@
 {% macro _upsert_previous_state() %}
     {#- What this model's table says of its earlier runs, for a capability that plans its run while the
         model compiles (contract/plan.sql): {'built': its newest note (_upsert_parse_build_note; none
-        when it carries none), 'costs': the recorded times of its runs (the cost rule's)}. Read once
-        per compile: delta and iceberg from their commits (one statement), parquet, orc and Hive from
-        the `joinery.note` and `joinery.costs` properties (dbt's relation cache lists them). On a full
-        build, nothing. -#}
+        when it carries none), 'costs': the recorded times of its runs (the cost rule's)}. Delta and
+        iceberg from their commits (one statement: the capability reads it once and passes it on),
+        parquet, orc and Hive from the `joinery.note` and `joinery.costs` properties (dbt's relation
+        cache lists them). On a full build, nothing. -#}
     {% if joinery._upsert_structural_build_mode().full %}
         {{ return({'built': none, 'costs': {}}) }}
     {% endif %}
-    {% set known = joinery._node_state('upsert_previous_state') %}
-    {% if known is not none %}
-        {{ return(known) }}
-    {% endif %}
     {% set file_format = (config.get('file_format') or 'parquet') | lower %}
-    {% if file_format in ('delta', 'iceberg') %}
+    {% if joinery._upsert_commit_path(file_format) == 'merge' %}
         {% set state = joinery._upsert_table_state(this, {'file_format': file_format}) %}
     {% else %}
         {% set properties = joinery._upsert_cached_properties(this) %}
         {% set state = {'built': joinery._upsert_parse_build_note(properties.get('joinery.note')),
             'costs': fromjson(properties.get('joinery.costs') or '{}') or {}} %}
     {% endif %}
-    {% do joinery._set_node_state('upsert_previous_state', state) %}
     {{ return(state) }}
 {% endmacro %}
 

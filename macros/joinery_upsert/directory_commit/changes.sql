@@ -36,11 +36,7 @@
     {% endfor %}
     {% set live = 'not coalesce(' ~ joinery._quote_identifier(found.deleted) ~ ', false)'
         if found.deleted else 'true' %}
-    {% if stats.duplicates > 1 %}
-        {{ joinery._upsert_fail('the changed rows hold ' ~ stats.duplicates ~ ' rows for the key '
-            ~ stats.duplicate_key ~ ' (unique_key ' ~ tojson(found['keys']) ~ '); an upsert batch needs one row '
-            ~ 'per key: deduplicate it in the model (e.g. joinery.dedup_latest)', changes) }}
-    {% endif %}
+    {% do joinery._upsert_check_one_row_per_key(stats, found['keys'], changes) %}
     {{ return({'columns': ordered, 'keys': found['keys'], 'partition_by': found.partition_by,
         'deleted': found.deleted, 'live': live, 'rows': stats.rows, 'live_rows': stats.live_rows, 'stats': stats,
         'started': preflight.started,

@@ -3,7 +3,7 @@
     Properties: `joinery.root` (where versions live, qualified), `joinery.unique_key`,
     `joinery.location_root`, `joinery.options` (as the table was built), `joinery.version` (the run
     id of the last commit), `joinery.costs` (the times of its last full build and incremental run,
-    pipeline/rebuild.sql), `joinery.note` (the last commit's note, contract/table_state.sql: the
+    contract/build_mode.sql), `joinery.note` (the last commit's note, contract/table_state.sql: the
     watermark a capability continues from), `joinery.runs` (the notes of the last commits, newest
     first: the run records joinery.run_history reads), `joinery.garbage` (directories superseded by
     the last commit) and `joinery.pending`, the journal. A commit is described by a journal stored before

@@ -66,8 +66,7 @@
     {% set table = prepared.table %}
     {% if prepared.skip or prepared.tombstones_only %}
         {% set message = 'no changed rows' if prepared.skip else prepared.change_info.rows ~ ' tombstones changed' %}
-        {% do store_raw_result('main', message=message, code='OK', rows_affected=0) %}
-        {{ log('joinery_upsert ' ~ target ~ ': ' ~ message ~ ', table left unchanged', info=true) }}
+        {% do joinery._upsert_report_unchanged(target, message) %}
     {% else %}
         {% do joinery._upsert_commit(target, existing, table, prepared.version, prepared.journal, prepared.recreate,
             settings) %}

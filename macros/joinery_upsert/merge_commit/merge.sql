@@ -89,8 +89,7 @@
     {% if prepared.mode.full %}
         {% do joinery._upsert_merge_replace(target, existing, settings, prepared) %}
     {% elif prepared.skip %}
-        {% do store_raw_result('main', message='no changed rows', code='OK', rows_affected=0) %}
-        {{ log('joinery_upsert ' ~ target ~ ': no changed rows, table left unchanged', info=true) }}
+        {% do joinery._upsert_report_unchanged(target, 'no changed rows') %}
     {% else %}
         {% do joinery._upsert_merge_changes(target, settings, prepared) %}
     {% endif %}
@@ -114,15 +113,15 @@
         carried=prepared.mode.get('costs'), lead=prepared.lead, watermark=prepared.stats.watermark,
         feeds=prepared.mode.get('feeds'), record=joinery._upsert_run_record(prepared.mode)) %}
     {% do joinery._upsert_note_commit(settings, note, merge=true) %}
-    {% call statement('main', fetch_result=true) %}
-        {{ joinery.upsert_merge_sql(target.render(), prepared.source, prepared.found['keys'], plan.names,
-            prepared.found.deleted, target_filter=joinery._upsert_merge_target_filter(prepared, settings),
-            column_types=plan.types if settings.skip_unchanged else none, null_columns=plan.null_columns,
-            schema_evolution=evolve, versions=prepared.versions, partial_column=prepared.found.get('partial'),
-            partial_columns=(prepared.mode.get('partial') or {}).get('columns')) }}
-    {% endcall %}
+    {% set merge_sql = joinery.upsert_merge_sql(target.render(), prepared.source, prepared.found['keys'], plan.names,
+        prepared.found.deleted, target_filter=joinery._upsert_merge_target_filter(prepared, settings),
+        column_types=plan.types if settings.skip_unchanged else none, null_columns=plan.null_columns,
+        schema_evolution=evolve, versions=prepared.versions, partial_column=prepared.found.get('partial'),
+        partial_columns=(prepared.mode.get('partial') or {}).get('columns')) %}
+    {#- Its rows are the MERGE's figures; _upsert_merge_report stores them as the run's result. -#}
+    {% set merged = run_query(merge_sql) %}
     {% do joinery._upsert_note_commit(settings, none, merge=true) %}
-    {% do joinery._upsert_merge_report(target, load_result('main'), prepared.stats, settings, note) %}
+    {% do joinery._upsert_merge_report(target, merged, prepared.stats, settings, note) %}
 {% endmacro %}
 
 
@@ -163,11 +162,7 @@
         {{ joinery._upsert_argument_error('deleted_column', settings.deleted_column, "the model's SELECT spells it "
             ~ found.deleted ~ ': spell the column as deleted_column does', changes) }}
     {% endif %}
-    {% if stats.duplicates > 1 %}
-        {{ joinery._upsert_fail('the changed rows hold ' ~ stats.duplicates ~ ' rows for the key '
-            ~ stats.duplicate_key ~ ' (unique_key ' ~ tojson(found['keys']) ~ '); an upsert batch needs one row '
-            ~ 'per key: deduplicate it in the model (e.g. joinery.dedup_latest)', changes) }}
-    {% endif %}
+    {% do joinery._upsert_check_one_row_per_key(stats, found['keys'], changes) %}
     {% do joinery._upsert_partition_values(stats.partitions, changes) %}
 {% endmacro %}
 
@@ -228,11 +223,11 @@
 {% endmacro %}
 
 
-{% macro _upsert_merge_report(target, result, stats, settings, note=none) %}
+{% macro _upsert_merge_report(target, merged, stats, settings, note=none) %}
     {#- The run's figures in its adapter response and log line: the MERGE's own result row on delta
         (num_affected_rows, num_updated_rows, num_deleted_rows, num_inserted_rows); on iceberg, whose
         MERGE returns none, the summary of the snapshot it committed (one statement). -#}
-    {% set row = result.table.rows[0] if result.table is not none and result.table.rows | length > 0 else none %}
+    {% set row = merged.rows[0] if merged is not none and merged.rows | length > 0 else none %}
     {% if row is not none and row | length >= 4 %}
         {% set figures = {'inserted': row[3] | int, 'updated': row[1] | int, 'deleted': row[2] | int} %}
     {% elif settings.file_format == 'iceberg' %}
@@ -241,12 +236,13 @@
         {% set figures = none %}
     {% endif %}
     {% if figures is none %}
+        {% do store_raw_result('main', message='MERGE', code='MERGE', agate_table=merged) %}
         {{ log('joinery_upsert ' ~ target ~ ': merged', info=true) }}
         {{ return(none) }}
     {% endif %}
     {% set summary = figures.inserted ~ ' inserted, ' ~ figures.updated ~ ' updated, ' ~ figures.deleted ~ ' deleted' %}
     {% do store_raw_result('main', message='MERGE ' ~ summary, code='MERGE',
-        rows_affected=figures.inserted + figures.updated + figures.deleted, agate_table=result.table) %}
+        rows_affected=figures.inserted + figures.updated + figures.deleted, agate_table=merged) %}
     {{ log('joinery_upsert ' ~ target ~ ': ' ~ summary ~ ' (MERGE)', info=true) }}
 {% endmacro %}
 

@@ -1,10 +1,11 @@
 {#- The model's joinery_upsert config, validated before anything runs, and what the materialization
     applies of dbt's own configs (contract, tblproperties, persist_docs). -#}
 
-{% macro _upsert_settings() %}
+{% macro _upsert_settings(plan=none) %}
     {#- The model's joinery_upsert config, validated: unique_key, deleted_column, partition_by,
-        file_format, options, on_schema_change, tombstones, rebuild_threshold, skip_unchanged,
-        write_order, rows_per_file, file_bytes. -#}
+        file_format, options, commit (the commit path), on_schema_change, tombstones, rebuild_threshold,
+        skip_unchanged, write_order, rows_per_file, file_bytes. `plan`: the run's plan, when a
+        capability planned it (contract/plan.sql). -#}
     {% set unique_key = config.get('unique_key') %}
     {% if unique_key is none or unique_key == [] or unique_key == '' %}
         {{ joinery._upsert_argument_error('unique_key', unique_key,
@@ -33,7 +34,7 @@
     {% set settings = {'unique_key': keys, 'deleted_column': deleted_column,
         'partition_by': joinery._upsert_settings_partition_by(), 'on_schema_change': on_schema_change,
         'tombstones': joinery._upsert_settings_tombstones(), 'rebuild_threshold': joinery._upsert_settings_rebuild(),
-        'skip_unchanged': joinery._upsert_settings_skip_unchanged()} %}
+        'skip_unchanged': joinery._upsert_settings_skip_unchanged(plan)} %}
     {% do settings.update(joinery._upsert_settings_storage()) %}
     {% do settings.update(joinery._upsert_settings_layout(settings)) %}
     {{ return(settings) }}
@@ -83,15 +84,15 @@
 {% endmacro %}
 
 
-{% macro _upsert_settings_skip_unchanged() %}
+{% macro _upsert_settings_skip_unchanged(plan=none) %}
     {#- The skip_unchanged config: whether a MERGE leaves a matched row equal to its change as it is.
         Default true where the SELECT may yield unchanged rows; false where its rows say what changed:
-        a change-feed model (config change_feed) and a model whose versions joinery_upsert keeps
-        (config tombstones: compact, which compares its new versions with the table's rows itself).
-        The comparison reads every column of the files a MERGE touches. -#}
+        a change-feed model (its plan pins feed versions) and a model whose versions joinery_upsert
+        keeps (config tombstones: compact, which compares its new versions with the table's rows
+        itself). The comparison reads every column of the files a MERGE touches. -#}
     {% set value = config.get('skip_unchanged') %}
     {% if value is none %}
-        {{ return(not (config.get('change_feed') or config.get('tombstones'))) }}
+        {{ return(not ((plan or {}).get('feeds') or config.get('tombstones'))) }}
     {% elif value is not boolean %}
         {{ joinery._upsert_argument_error('skip_unchanged', value, 'expected true (leave a row equal to its change '
             ~ 'as it is; default) or false (update every matched row: a cheaper MERGE on wide delta tables)') }}
@@ -101,7 +102,8 @@
 
 
 {% macro _upsert_settings_storage() %}
-    {#- {'file_format', 'options'}: how the table stores its files. -#}
+    {#- {'file_format', 'options', 'commit'}: how the table stores its files, and its commit path
+        (_upsert_commit_path), validated together. -#}
     {% set file_format = (config.get('file_format') or 'parquet') | lower %}
     {% set allowed_formats = ['parquet', 'orc', 'hive', 'delta', 'iceberg'] %}
     {% if file_format not in allowed_formats %}
@@ -117,7 +119,7 @@
         {{ joinery._upsert_argument_error('options', options,
             "file_format 'hive' needs options={'fileFormat': ...}, e.g. {'fileFormat': 'avro'}") }}
     {% endif %}
-    {{ return({'file_format': file_format, 'options': options}) }}
+    {{ return({'file_format': file_format, 'options': options, 'commit': joinery._upsert_commit_path(file_format)}) }}
 {% endmacro %}
 
 
@@ -213,7 +215,7 @@
         sets it)}. Files in key order, each holding one key slice, let a MERGE read only the files its
         changes fall in; smaller files narrow that further, at a cost to every reader per file
         (docs/upsert.md, "Table layout"). parquet, orc and Hive tables keep the SELECT's order. -#}
-    {% if settings.file_format not in ('delta', 'iceberg') %}
+    {% if settings.commit != 'merge' %}
         {{ return({'write_order': [], 'rows_per_file': none, 'file_bytes': none}) }}
     {% endif %}
     {% set order = config.get('write_order', 'unique_key') %}
