@@ -352,6 +352,13 @@ class LocalCluster:
         # The Master must have dropped the dead Worker: it refuses a second one at the same address.
         self.wait(lambda: self.alive_workers() < WORKERS, deadline, f"the Master to drop {name}", "master")
         self.wait(lambda: port_is_free(getattr(self.ports, name)), deadline, f"{name}'s port to be free", "master")
+        ui = f"{name}_ui"
+        if not port_is_free(getattr(self.ports, ui)):
+            # Another process took the UI port while the Worker was down (it is in the ephemeral range, as
+            # the suite's other processes' outgoing ports are): the UI moves; the Master knows the Worker
+            # by its own port.
+            setattr(self.ports, ui, free_port())
+            self.save_state()
         self.start_worker(number)
         self.wait_workers(WORKERS, deadline)
         self.wait_executors(WORKERS, deadline)

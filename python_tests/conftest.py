@@ -15,7 +15,7 @@ Fixtures:
 
 `make test` runs the modules on four pytest-xdist workers (`-n 4 --dist loadfile`): each worker has
 its own dbt target folder and Thrift sessions on the shared server, and takes whole modules,
-slowest first; a module of ONE_TEST_PER_UNIT (the benchmark smoke test, one test per case) is
+slowest first; a module of ONE_TEST_PER_UNIT (the benchmark smoke test, one test per group of cases) is
 handed out test by test.
 """
 
@@ -40,12 +40,11 @@ from harness.thrift_server import ThriftServer, free_port
 # `module[test id]` for a test of a ONE_TEST_PER_UNIT module (its other tests rank with the module).
 # The order follows the times in a full `make test` (benchmarks/optimizations.md, "The test suite").
 SLOWEST_FIRST = [
-    "test_benchmarks_smoke[compaction_incremental]",
-    "test_benchmarks_smoke[fk_join]",
+    # Its groups of cases (test_benchmarks_smoke.py, GROUPS), each a process of its own Spark.
+    "test_benchmarks_smoke",
     "test_fk_join_property",
     "test_examples_build",
     "test_compaction_property",
-    "test_benchmarks_smoke[plain_dbt]",
     # `make lint`: its own Spark and sqlfluff, beside the modules that wait on the shared server.
     "test_lint",
     # Their own Sparks, one process after another: long, and light on the shared server.
@@ -62,7 +61,6 @@ SLOWEST_FIRST = [
     "test_fk_join_feed_property",
     "test_bad_inputs",
     "test_operations",
-    "test_benchmarks_smoke",
     "test_idempotence",
     "test_packaging",
     "test_iceberg",

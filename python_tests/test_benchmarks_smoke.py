@@ -1,15 +1,19 @@
 """The benchmark harness cannot rot: every case runs at its tiny size and prints a valid result line.
 
-One test per case of benchmarks.cases.CASES (a new case is tested without an edit here), each
-running `python -m benchmarks <case> --rows tiny --repeats 1 --formats delta` in a subprocess (its
-own local Spark with a small driver, its own warehouse in a temp folder, separate from the pytest
-Thrift server) and checking its one JSON line with the keys RESULTS.md and the README rely on, and
-that `--report` renders RESULTS.md from that line. Each case runs every variant once on about a
-thousand rows; the demo case runs `python -m harness.demo` on one capability (splitter: its seeds
+Every case of benchmarks.cases.CASES runs (a new case is tested without an edit here), in GROUPS
+groups balanced by TINY_WEIGHTS: one test per group runs `python -m benchmarks <case> [<case> ...]
+--rows tiny --repeats 1 --formats delta` in a subprocess (its own local Spark with a small driver,
+its own warehouse in a temp folder, separate from the pytest Thrift server; the group's cases one
+after another on it, as `--all` runs them) and checks each case's JSON line with the keys RESULTS.md
+and the README rely on, and that `--report` renders RESULTS.md from that line. Each case runs every
+variant once on about a thousand rows (the narrow width only: the wide one is the same models with
+another var); the demo case runs `python -m harness.demo` on one capability (splitter: its seeds
 with empty cells, models and tests) on the embedded target. Timings at tiny sizes mean nothing and
 are not asserted; outputs that must agree are (each case's one agreement check), and the demo's dbt
-nodes must all pass. The suite's pytest-xdist scheduler hands each case to a worker on its own
-(python_tests/conftest.py, ONE_TEST_PER_UNIT), so the cases run side by side.
+nodes must all pass. The suite's pytest-xdist scheduler hands each group to a worker on its own
+(python_tests/conftest.py, ONE_TEST_PER_UNIT), so the groups run side by side; a group pays one
+Spark start and one parse of the bench project for its cases (benchmarks/optimizations.md, "The
+test suite").
 """
 
 from __future__ import annotations
@@ -34,10 +38,30 @@ NO_BAR_CASES = {"maintain"}
 # Its Spark is a Thrift server of its own, whose SQL status store the harness cannot read: it
 # reports the statements dbt sent instead (`statements`).
 NO_PLAN_CASES = {"plain_dbt"}
+# The processes the cases run in: one per pytest-xdist worker of `make test`.
+GROUPS = 4
+# A case's seconds at its tiny size in a loaded `make test`, to balance the groups only (a case not
+# listed counts 60; the measurements are in benchmarks/optimizations.md).
+TINY_WEIGHTS = {
+    "tpch_fk_feed": 420, "maintain": 400, "plain_dbt": 360, "fk_join_feed": 280, "tpch_compaction": 210,
+    "router": 200, "compaction_incremental": 160, "fk_join": 140, "demo": 130, "collect_join": 120,
+    "compaction_full": 80, "multi_join": 10,
+}  # fmt: skip
 
 
-def run_case(case: str, work_dir: Path) -> tuple[subprocess.CompletedProcess, dict]:
-    """`python -m benchmarks <case>` at its tiny size: the process and its one result line."""
+def case_groups() -> list[list[str]]:
+    """CASES in GROUPS groups of about equal weight: the heaviest case first into the lightest group."""
+    groups: list[list[str]] = [[] for _ in range(GROUPS)]
+    loads = [0] * GROUPS
+    for case in sorted(CASES, key=lambda name: -TINY_WEIGHTS.get(name, 60)):
+        lightest = loads.index(min(loads))
+        groups[lightest].append(case)
+        loads[lightest] += TINY_WEIGHTS.get(case, 60)
+    return [group for group in groups if group]
+
+
+def run_cases(cases: list[str], work_dir: Path) -> tuple[subprocess.CompletedProcess, dict[str, dict]]:
+    """`python -m benchmarks <case> ...` at their tiny size: the process and each case's result line."""
     env = {
         **os.environ,
         "JOINERY_BENCH_DIR": str(work_dir),
@@ -50,35 +74,39 @@ def run_case(case: str, work_dir: Path) -> tuple[subprocess.CompletedProcess, di
         # One format for the dbt-run cases: delta's has every variant but parquet's copy floor (the
         # same bench models, another file_format var), and each format doubles the case's time;
         # parquet's and iceberg's variants run in `make bench`.
-        [sys.executable, "-m", "benchmarks", case, "--rows", "tiny", "--repeats", "1", "--formats", "delta"],
+        [sys.executable, "-m", "benchmarks", *cases, "--rows", "tiny", "--repeats", "1", "--formats", "delta"],
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,
         text=True,
         # A guard against a hung run, not a time limit: generous for a slow CI machine under the
         # suite's load, and a hang still ends well inside CI's time limit.
-        timeout=float(os.environ.get("JOINERY_BENCH_SMOKE_TIMEOUT", "1800")),
+        timeout=float(os.environ.get("JOINERY_BENCH_SMOKE_TIMEOUT", "2700")),
         check=False,
     )
     lines = [line for line in completed.stdout.splitlines() if line.strip()]
     # stdout carries only the JSON lines (`--report` reads them back): anything else is a failure.
     stray = [line for line in lines if not line.startswith("{")]
     assert not stray, f"not JSON lines on stdout: {stray[:5]}\n{completed.stderr[-4000:]}"
-    assert len(lines) == 1, f"{case}: {len(lines)} result lines\n{completed.stderr[-4000:]}"
-    return completed, json.loads(lines[0])
+    results = [json.loads(line) for line in lines]
+    assert [result["case"] for result in results] == cases, f"result lines {lines}\n{completed.stderr[-4000:]}"
+    return completed, dict(zip(cases, results, strict=True))
 
 
-@pytest.mark.parametrize("case", list(CASES))
-def test_case_runs_at_its_tiny_size_and_reports(case, tmp_path, monkeypatch):
-    completed, result = run_case(case, tmp_path / "bench")
-    assert result["case"] == case, result
-    assert "error" not in result, f"{case} failed: {result['error']}\n{completed.stderr[-4000:]}"
+@pytest.mark.parametrize("cases", case_groups(), ids="+".join)
+def test_cases_run_at_their_tiny_size_and_report(cases, tmp_path, monkeypatch):
+    completed, results = run_cases(cases, tmp_path / "bench")
+    for case, result in results.items():
+        assert "error" not in result, f"{case} failed: {result['error']}\n{completed.stderr[-4000:]}"
     assert completed.returncode == 0, completed.stderr[-4000:]
-    if case == "demo":
-        assert_demo_built_and_tested_one_capability(result)
-    else:
-        assert_times_ratios_bars_and_plan_facts(case, result)
-    assert_report_rebuilds_results_from_the_saved_line_and_its_machine(result, tmp_path, monkeypatch)
+    for case, result in results.items():
+        if case == "demo":
+            assert_demo_built_and_tested_one_capability(result)
+        else:
+            assert_times_ratios_bars_and_plan_facts(case, result)
+        report_dir = tmp_path / f"report_{case}"
+        report_dir.mkdir()
+        assert_report_rebuilds_results_from_the_saved_line_and_its_machine(result, report_dir, monkeypatch)
 
 
 def assert_times_ratios_bars_and_plan_facts(case: str, result: dict) -> None:

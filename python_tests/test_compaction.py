@@ -449,19 +449,3 @@ def test_a_late_version_older_than_a_delete_stays_deleted(dbt, spark, file_forma
     assert keys("compaction_property_retention") == {**expected, 2: ("late", 3)}
     # Past the retention, its tombstones hold off nothing; the next full build drops them.
     assert tombstones("compaction_property_retention", expired_before="2024-02-02 00:00:00") == {}
-
-
-EXAMPLES_SCHEMA = "test_compaction_examples"
-
-
-def test_every_compaction_example_builds_and_passes_its_dbt_tests(dbt, spark):
-    # `make demo` builds these too, but CI runs `make test`: every example's equal_rows test against
-    # its expected seed, with the incremental examples built twice (first run, then incremental).
-    selection = ["path:seeds/compaction", "path:models/examples/compaction"]
-    dbt.invoke("build", "--full-refresh", "--select", *selection, schema=EXAMPLES_SCHEMA)
-    result = dbt.invoke("build", "--exclude", "resource_type:seed", "--select", *selection, schema=EXAMPLES_SCHEMA)
-    tested = {node for node, _ in result.statements if node.startswith("test.")}
-    examples = list((REPO_ROOT / "models" / "examples" / "compaction").glob("*.sql"))
-    assert len(tested) >= len(examples), f"{len(tested)} dbt tests ran for {len(examples)} examples"
-    built = {row[1] for row in spark.query(f"show tables in {EXAMPLES_SCHEMA}")}
-    assert {"compaction_removed_attribute_drop", "compaction_removed_attribute_keep", "compaction_null_ts"} <= built

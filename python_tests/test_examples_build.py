@@ -8,7 +8,9 @@ It proves, from the manifest of that one invocation:
 - every example that is not enabled is in a folder of opt-in examples, each built by the test module
   named in OPT_IN under its var, so an example cannot be left out by a stray `enabled`;
 - each table format the README names (parquet, delta, iceberg, Hive Avro) holds at least one built
-  example table, read back from Spark's `describe table extended`.
+  example table, read back from Spark's `describe table extended`;
+- a second `dbt build` of the compaction examples (their incremental runs, no new data) passes every
+  one of their dbt tests (equal_rows against each example's expected seed) and keeps its tables.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections import Counter
 
 import pytest
 
+from harness.dbt import REPO_ROOT
 from harness.demo import DEMO_VARS
 
 SCHEMA = "test_examples_build"
@@ -43,11 +46,21 @@ SUCCEEDED = {"model": "success", "seed": "success", "test": "pass", "unit_test":
 README_FORMATS = {"parquet", "delta", "iceberg", "hive avro"}
 
 
+COMPACTION = ["path:seeds/compaction", "path:models/examples/compaction"]
+
+
 @pytest.fixture(scope="module")
 def build(dbt):
     result = dbt.invoke("build", schema=SCHEMA, vars=DEMO_VARS, expect_success=None)
     manifest = json.loads((dbt.target_path / "manifest.json").read_text())
     return result, manifest
+
+
+@pytest.fixture(scope="module")
+def compaction_again(build, dbt):
+    """The compaction examples built again on the first build's tables: their incremental runs."""
+    return dbt.invoke("build", "--exclude", "resource_type:seed", "--select", *COMPACTION, schema=SCHEMA,
+                      vars=DEMO_VARS)  # fmt: skip
 
 
 def project_nodes(manifest) -> dict[str, dict]:
@@ -114,3 +127,13 @@ def test_each_readme_format_holds_a_built_example_table(build, spark):
     print(f"\nexample tables by format: { {name: len(tables) for name, tables in sorted(formats.items())} }")
     missing = README_FORMATS - set(formats)
     assert not missing, f"no built example table is {missing}; built: {formats}"
+
+
+def test_the_compaction_examples_pass_their_tests_after_an_incremental_run(compaction_again, spark):
+    # `make demo` builds them once; their incremental runs (first run, then incremental) must hold
+    # the expected rows too: every example's equal_rows test against its expected seed.
+    tested = {node for node, _ in compaction_again.statements if node.startswith("test.")}
+    examples = list((REPO_ROOT / "models" / "examples" / "compaction").glob("*.sql"))
+    assert len(tested) >= len(examples), f"{len(tested)} dbt tests ran for {len(examples)} examples"
+    built = {row[1] for row in spark.query(f"show tables in {SCHEMA}")}
+    assert {"compaction_removed_attribute_drop", "compaction_removed_attribute_keep", "compaction_null_ts"} <= built
