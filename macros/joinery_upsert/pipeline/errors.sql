@@ -1,4 +1,5 @@
-{#- How joinery_upsert stops a run: one error prefix, and the run's cached changes dropped first. -#}
+{#- How joinery_upsert stops a run (one error prefix, the run's cached changes dropped first), and
+    how either commit path ends a run that changes nothing. -#}
 
 {% macro _upsert_fail(message, changes=none) %}
     {#- The one way joinery_upsert stops a run: drop the run's cached changes first (when staged), so

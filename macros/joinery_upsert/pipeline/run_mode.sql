@@ -16,11 +16,10 @@
 
 {% macro _upsert_run_mode(decided, started, plan=none) %}
     {#- The run's mode: the decision (`decided`: full, reason, and the table's newest note `built` and
-        run times `costs`, contract/table_state.sql), the run's start on dbt's clock (`started`),
-        whether a plan carried it, and from the plan the feed versions the run pinned
-        (fk_join/fk_join_change_feed.sql) and the columns of a partial update. -#}
-    {{ return({'full': decided.full, 'reason': decided.reason, 'planned': plan is not none,
-        'started': started or modules.datetime.datetime.now().timestamp(), 'costs': decided.costs or {},
+        run times `costs`, contract/table_state.sql), the run's start on dbt's clock (`started`), and
+        from the plan the feed versions the run pinned (fk_join/fk_join_change_feed.sql) and the
+        columns of a partial update. -#}
+    {{ return({'full': decided.full, 'reason': decided.reason, 'started': started, 'costs': decided.costs or {},
         'built': decided.built, 'feeds': (plan or {}).get('feeds'), 'partial': (plan or {}).get('partial')}) }}
 {% endmacro %}
 
