@@ -32,14 +32,13 @@
         {% set existing = none %}
     {% endif %}
 
-    {% set merged = settings.commit == 'merge' %}
-    {% set state = joinery._upsert_run_state(target, settings, merged) if plan is none
-        else joinery._upsert_planned_state(target, settings, plan) %}
+    {#- The commit strategy of the format (commit_strategy.sql): every step below names it, not the format. -#}
+    {% set strategy = joinery._upsert_commit_strategy(settings) %}
+    {% set state = joinery._upsert_run_state(target, settings, strategy) if plan is none
+        else joinery._upsert_planned_state(target, settings, strategy, plan) %}
     {% if plan is none %}
         {% do state.update({'versions': (embedded or {}).get('versions')}) %}
     {% endif %}
-    {#- The decision the model's compile took (contract/build_mode.sql): from its plan, or asked again
-        of the same macro with the same inputs. Its SQL is the compiled SQL, always. -#}
     {% set decided = joinery._upsert_planned_build_mode(plan or embedded, state) if plan or embedded
         else joinery._upsert_build_mode(state) %}
     {% set mode = joinery._upsert_run_mode(decided, started, plan) %}
@@ -48,7 +47,7 @@
     {% do joinery._upsert_assert_contract(compiled_code, settings) %}
     {% do joinery._upsert_apply(target, existing, compiled_code, settings, mode, state) %}
 
-    {% if not (merged and mode.full) %}
+    {% if not (mode.full and strategy.full_build_sets_properties) %}
         {#- A delta or iceberg full build creates the table with them. -#}
         {% do joinery._upsert_apply_properties(target) %}
     {% endif %}
@@ -61,39 +60,22 @@
 {% endmaterialization %}
 
 
-{% macro _upsert_run_state(target, settings, merged) %}
-    {#- What the run knows of the table before it decides its build mode: on an incremental run of a
-        delta or iceberg table, what its commits say (contract/table_state.sql: how it was built,
-        checked against the config, and the times of its last runs); of a parquet/orc/Hive table, its
-        properties; {'costs': {}} on a full build. -#}
+{% macro _upsert_run_state(target, settings, strategy) %}
+    {#- What an unplanned run knows of the table before it decides its build mode: nothing on a full
+        build ({'costs': {}}), else what its commit strategy reads (`state`: a delta or iceberg table's
+        commits, checked against the config; a parquet/orc/Hive table's properties). -#}
     {% if joinery._upsert_structural_build_mode().full %}
         {{ return({'built': none, 'costs': {}, 'properties': none}) }}
-    {% elif not merged %}
-        {#- parquet/orc/Hive: the table's properties (directory_commit/journal.sql), which its commits
-            keep the times of its runs in (`joinery.costs`). -#}
-        {% set properties = joinery._table_properties(target.render()) %}
-        {{ return({'built': none, 'properties': properties,
-            'costs': fromjson(properties.get('joinery.costs') or '{}') or {}}) }}
     {% endif %}
-    {% set state = joinery._upsert_table_state(target, settings) %}
-    {#- Before the cost rule: a changed key or partitioning is an error whether or not this run would
-        rebuild, so that it changes only with --full-refresh. -#}
-    {% do joinery._upsert_check_built(target, state.built, settings) %}
-    {{ return(state) }}
+    {{ return(strategy.state(target, settings)) }}
 {% endmacro %}
 
 
-{% macro _upsert_planned_state(target, settings, plan) %}
-    {#- The state a run's plan carries (contract/plan.sql): what the table's commits said when the model
-        compiled, checked against the config as _upsert_run_state checks it. -#}
-    {#- parquet, orc and Hive: the table's properties from dbt's relation cache, which lists them. -#}
-    {% set properties = joinery._upsert_cached_properties(target) if settings.commit == 'directory'
-        and plan.mode == 'incremental' else none %}
-    {% set state = {'built': plan.get('built'), 'costs': plan.get('costs') or {}, 'properties': properties,
-        'plan': plan} %}
-    {% if plan.mode == 'incremental' and settings.commit == 'merge' %}
-        {% do joinery._upsert_check_built(target, state.built, settings) %}
-    {% endif %}
+{% macro _upsert_planned_state(target, settings, strategy, plan) %}
+    {#- The state a run's plan carries (contract/plan.sql), as its commit strategy reads it
+        (`planned_state`), with the plan itself. -#}
+    {% set state = strategy.planned_state(target, settings, plan) %}
+    {% do state.update({'plan': plan}) %}
     {{ return(state) }}
 {% endmacro %}
 
@@ -108,11 +90,12 @@
         {% do joinery._upsert_report_unchanged(target, 'no new input') %}
         {{ return(none) }}
     {% endif %}
-    {% set prepared = joinery._upsert_prepare(target, existing, sql, settings, mode, state) %}
+    {% set strategy = joinery._upsert_commit_strategy(settings) %}
+    {% set prepared = strategy.prepare(target, existing, sql, settings, mode, state) %}
     {% do joinery._upsert_log_phase(target, mode,
         'full build prepared' if mode.full else 'changes staged and counted') %}
-    {% if settings.commit == 'directory' %}
-        {% do joinery._upsert_rewrite_write(target, existing, settings, prepared) %}
+    {% if strategy.write is not none %}
+        {% do strategy.write(target, existing, settings, prepared) %}
         {% do joinery._upsert_log_phase(target, mode, 'new version written and checked') %}
     {% endif %}
     {% if not prepared.skip %}
@@ -120,11 +103,7 @@
         {% do joinery._upsert_write_tombstones(target, prepared.changes, prepared.change_info, settings, mode.full,
             prepared.stats) %}
     {% endif %}
-    {% if settings.commit == 'merge' %}
-        {% do joinery._upsert_merge_commit(target, existing, settings, prepared) %}
-    {% else %}
-        {% do joinery._upsert_rewrite_commit(target, existing, settings, prepared) %}
-    {% endif %}
+    {% do strategy.commit(target, existing, settings, prepared) %}
     {% do joinery._upsert_log_phase(target, mode, 'committed' if not prepared.skip else 'nothing to commit') %}
 {% endmacro %}
 
@@ -137,19 +116,4 @@
         {{ log('joinery_upsert.phase ' ~ target ~ ': ' ~ phase ~ ' at %.1f s' | format(
             modules.datetime.datetime.now().timestamp() - mode.started), info=false) }}
     {% endif %}
-{% endmacro %}
-
-
-{% macro _upsert_prepare(target, existing, sql, settings, mode, state) %}
-    {#- The commit path's preparation: the figures of the changes and of both schemas, from the run's
-        plan where it has them. -#}
-    {% set plan = (state or {}).get('plan') %}
-    {% if settings.commit == 'merge' and plan is not none and not mode.full
-        and plan.get('columns') and not plan.get('reads_target') %}
-        {{ return(joinery._upsert_merge_planned(target, sql, settings, mode, plan)) }}
-    {% elif settings.commit == 'merge' %}
-        {{ return(joinery._upsert_merge_prepare(target, sql, settings, mode, state)) }}
-    {% endif %}
-    {{ return(joinery._upsert_rewrite_prepare(target, existing, sql, settings, mode,
-        state.properties if state else none)) }}
 {% endmacro %}

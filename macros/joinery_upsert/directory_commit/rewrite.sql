@@ -2,11 +2,12 @@
     through a staging table, checked (verify.sql), then committed by metastore calls (journal.sql).
     docs/upsert.md ("Crash safety, step by step") names the macro of each step. -#}
 
-{% macro _upsert_rewrite_prepare(target, existing, sql, settings, mode, properties=none) %}
-    {#- Before the new version is written: the table read (and what a killed run left recovered), the
-        changes staged and checked. {'table', 'changes', 'change_info', 'stats': none, 'skip': no
-        changed rows, 'tombstones_only', 'mode'}. Nothing of it touches the live table.
-        `properties`: the table's, when the run read them already. -#}
+{% macro _upsert_rewrite_prepare(target, existing, sql, settings, mode, state=none) %}
+    {#- The strategy's `prepare` (commit_strategy.sql), before the new version is written: the table
+        read (and what a killed run left recovered), the changes staged and checked. {'table',
+        'changes', 'change_info', 'stats': none, 'skip': no changed rows, 'tombstones_only', 'mode'}.
+        Nothing of it touches the live table. `state.properties`: the table's, when the run read them. -#}
+    {% set properties = (state or {}).get('properties') %}
     {% set table = joinery._upsert_read_table(target, existing, settings, mode.full, properties) %}
     {% set changes = joinery._upsert_stage_changes(sql, target) %}
     {% set change_info = joinery._upsert_validate_changes(changes, settings, with_partitions=not table.full_build,

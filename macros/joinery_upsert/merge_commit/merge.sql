@@ -5,11 +5,23 @@
     and sends one MERGE from the staged rows whose ON clause carries the literal key ranges they fall
     in (docs/upsert.md, "delta and iceberg": the statements a run sends). -#}
 
-{% macro _upsert_merge_prepare(target, sql, settings, mode, state) %}
-    {#- Everything before the commit statement. {'mode', 'preflight', 'found' (key, partition and
-        marker columns as the SELECT spells them), 'stats' (an incremental run's figures), 'skip' (no
-        changed rows), 'changes' (the staged rows, a view name; the SELECT on a full build),
-        'change_info' (what tombstones.sql reads), 'plan' (the MERGE's columns)}. -#}
+{% macro _upsert_merge_prepare(target, existing, sql, settings, mode, state) %}
+    {#- The strategy's `prepare` (commit_strategy.sql): everything before the commit statement, from
+        the run's plan where it has the figures (_upsert_merge_planned), else read now. -#}
+    {% set plan = (state or {}).get('plan') %}
+    {% if plan is not none and not mode.full and plan.get('columns') and not plan.get('reads_target') %}
+        {{ return(joinery._upsert_merge_planned(target, sql, settings, mode, plan)) }}
+    {% endif %}
+    {{ return(joinery._upsert_merge_unplanned(target, sql, settings, mode, state)) }}
+{% endmacro %}
+
+
+{% macro _upsert_merge_unplanned(target, sql, settings, mode, state) %}
+    {#- Everything before the commit statement, its figures read by one preflight. {'mode',
+        'preflight', 'found' (key, partition and marker columns as the SELECT spells them), 'stats'
+        (an incremental run's figures), 'skip' (no changed rows), 'changes' (the staged rows, a view
+        name; the SELECT on a full build), 'change_info' (what tombstones.sql reads), 'plan' (the
+        MERGE's columns)}. -#}
     {% if mode.full %}
         {#- With tombstones, the table and its companion both read the rows: computed once, cached. -#}
         {% set staged = settings.tombstones is not none %}
@@ -53,7 +65,7 @@
 
 
 {% macro _upsert_merge_planned(target, sql, settings, mode, plan) %}
-    {#- _upsert_merge_prepare for a run its capability planned (contract/plan.sql): the plan holds the
+    {#- _upsert_merge_unplanned for a run its capability planned (contract/plan.sql): the plan holds the
         columns of the SELECT and of the table and the figures of the new input, so nothing is sent
         to learn them. The MERGE reads the SELECT, staged first when the run also records tombstones
         (pipeline/stage.sql), with the key and partition checks in its source
