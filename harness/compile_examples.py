@@ -156,8 +156,8 @@ def compile_examples(target_path: Path) -> Path:
         invoke("build", "--empty", "--select", *unbuilt, "--exclude", *TESTS)
         incremental = example_sql(invoke("compile", "--select", *incremental_names).nodes)
         macro_sql = {"calls": compile_inline(invoke, MACRO_CALLS)}
-        # dbt 1.12's `build --empty` loads seeds empty too: the forced runs need their rows.
-        invoke("seed")
+        # dbt 1.12's `build --empty` loads seeds empty too: the forced runs need their inputs' rows.
+        invoke("seed", "--select", *sorted({f"+{model}" for _, _, models in FORCED_RUNS for model in models}))
         forced, sent = forced_runs(invoke, project.schema)
     check_incremental_form(first_run, incremental, incremental_names)
     check_macros_compiled(manifest, set(MACRO_CALLS))

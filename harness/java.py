@@ -82,6 +82,10 @@ def require_java() -> str:
 # more CPU than it saves (benchmarks/optimizations.md, "The test suite"). Not for real workloads,
 # nor for the suite's Thrift servers and the benchmark smoke run, which live for the whole run.
 QUICK_JIT = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=512m"
+# For every Spark of the test suite, short-lived or not: the throughput collector. On small heaps and
+# 2 busy cores, G1's write barriers and concurrent threads cost more CPU than its short pauses are
+# worth to a test (benchmarks/optimizations.md, "The test suite"). Not for real workloads.
+SUITE_GC = "-XX:+UseParallelGC"
 # For Sparks whose metastore is thrown away after the run (the pytest fixture's Thrift server, the
 # benchmark smoke run): Derby does not force its log to disk at each commit, as Hive's own tests do
 # (HIVE-29401), which matters because a joinery_upsert run makes many small metastore commits.
@@ -174,8 +178,8 @@ def spark_java_options() -> str:
 
 def short_lived_java_options() -> str:
     """JOINERY_JAVA_OPTIONS for the test suite's short-lived Sparks started in subprocesses (crash
-    trials, the lint's compile of the examples): spark_java_options() with QUICK_JIT."""
-    return f"{spark_java_options()} {QUICK_JIT}"
+    trials, the lint's compile of the examples): spark_java_options() with QUICK_JIT and SUITE_GC."""
+    return f"{spark_java_options()} {QUICK_JIT} {SUITE_GC}"
 
 
 def driver_java_options(derby_home: Path | str, extra: str = "") -> str:

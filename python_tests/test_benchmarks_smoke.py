@@ -6,8 +6,9 @@ groups balanced by TINY_WEIGHTS: one test per group runs `python -m benchmarks <
 its own warehouse in a temp folder, separate from the pytest Thrift server; the group's cases one
 after another on it, as `--all` runs them) and checks each case's JSON line with the keys RESULTS.md
 and the README rely on, and that `--report` renders RESULTS.md from that line. Each case runs every
-variant once on about a thousand rows (the narrow width only: the wide one is the same models with
-another var); the demo case runs `python -m harness.demo` on one capability (splitter: its seeds
+variant once on about a thousand rows (but for what repeats the same models with another var,
+profile or batch: the narrow width only, tpch_fk_feed's `orders` variant, plain_dbt's poll 1); the
+demo case runs `python -m harness.demo` on one capability (splitter: its seeds
 with empty cells, models and tests) on the embedded target. Timings at tiny sizes mean nothing and
 are not asserted; outputs that must agree are (each case's one agreement check), and the demo's dbt
 nodes must all pass. The suite's pytest-xdist scheduler hands each group to a worker on its own
@@ -43,7 +44,7 @@ GROUPS = 4
 # A case's seconds at its tiny size in a loaded `make test`, to balance the groups only (a case not
 # listed counts 60; the measurements are in benchmarks/optimizations.md).
 TINY_WEIGHTS = {
-    "tpch_fk_feed": 420, "maintain": 400, "plain_dbt": 360, "fk_join_feed": 280, "tpch_compaction": 210,
+    "tpch_fk_feed": 250, "maintain": 400, "plain_dbt": 200, "fk_join_feed": 280, "tpch_compaction": 210,
     "router": 200, "compaction_incremental": 160, "fk_join": 140, "demo": 130, "collect_join": 120,
     "compaction_full": 80, "multi_join": 10,
 }  # fmt: skip

@@ -32,7 +32,7 @@ import pytest
 
 from harness.cluster import LOOPBACK, ClusterError, LocalCluster, Ports, dbt_environment, executor_tasks, get_json
 from harness.dbt import REPO_ROOT, DbtProject
-from harness.java import QUICK_JIT, THROWAWAY_METASTORE
+from harness.java import QUICK_JIT, SUITE_GC, THROWAWAY_METASTORE
 from harness.sql import SparkSql, read_rows, sql_literal, unique_mapping
 from python_tests import (
     test_collect_join,
@@ -167,7 +167,7 @@ def _interrupt_on_sigterm(signum, frame):  # noqa: ARG001
 def cluster(tmp_path_factory):
     previous = signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
     local = LocalCluster(
-        tmp_path_factory.mktemp("cluster"), Ports.free(), f"{QUICK_JIT} {THROWAWAY_METASTORE}", CLUSTER_CONF
+        tmp_path_factory.mktemp("cluster"), Ports.free(), f"{QUICK_JIT} {SUITE_GC} {THROWAWAY_METASTORE}", CLUSTER_CONF
     )
     try:
         local.start()
