@@ -14,11 +14,24 @@
 {% endmacro %}
 
 
+{% macro _upsert_plan_literal() %}
+    {#- The regular expression of the filter _upsert_planned_sql attaches, its one group the JSON of
+        the plan as a SQL string holds it (escaped); _upsert_plan_of decodes that group. -#}
+    {{ return("\\) as joinery_planned\\nwhere '((?:[^'\\\\]|\\\\.)*)' is not null") }}
+{% endmacro %}
+
+
+{% macro _upsert_plan_of(escaped) %}
+    {#- The plan of a literal _upsert_plan_literal found: its escapes undone, its JSON read. -#}
+    {{ return(fromjson(modules.re.sub('\\\\(.)', '\\1', escaped))) }}
+{% endmacro %}
+
+
 {% macro _upsert_compiled_plan(sql) %}
     {#- The plan _upsert_planned_sql attached to `sql` (the model's compiled SQL), or none for SQL
         without one (a model whose SELECT no capability planned: the materialization reads what it
         needs itself). -#}
-    {% set literal = "\\nwhere '((?:[^'\\\\]|\\\\.)*)' is not null\\s*" %}
+    {% set literal = joinery._upsert_plan_literal() ~ '\\s*' %}
     {% set found = modules.re.search('(?s)^\\s*(?:--[^\\n]*\\n\\s*)*select \\* from \\(\\n.*' ~ literal ~ '$',
         sql or '') %}
     {#- The same SELECT as one CTE of the model, all of it selected (`with compacted as (...) select *
@@ -28,7 +41,7 @@
     {% if found is none %}
         {{ return(none) }}
     {% endif %}
-    {{ return(fromjson(modules.re.sub('\\\\(.)', '\\1', found.groups()[-1]))) }}
+    {{ return(joinery._upsert_plan_of(found.groups()[-1])) }}
 {% endmacro %}
 
 
@@ -36,10 +49,9 @@
     {#- The plan of a planned SELECT that the model's SQL wraps (a CTE, a filter after it), or none.
         The run then learns the SELECT's columns and figures itself, as for SQL without a plan, but
         still owes the plan what its SQL assumed: a MERGE that compares the plan's `versions`. -#}
-    {% set found = modules.re.findall("\\) as joinery_planned\\nwhere '((?:[^'\\\\]|\\\\.)*)' is not null",
-        sql or '') %}
+    {% set found = modules.re.findall(joinery._upsert_plan_literal(), sql or '') %}
     {% if not found %}
         {{ return(none) }}
     {% endif %}
-    {{ return(fromjson(modules.re.sub('\\\\(.)', '\\1', found[-1]))) }}
+    {{ return(joinery._upsert_plan_of(found[-1])) }}
 {% endmacro %}
