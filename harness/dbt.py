@@ -130,6 +130,10 @@ def poll_thrift_quickly() -> None:
     PyhiveConnectionWrapper._joinery_fast_poll = True
 
 
+# A session close answers within milliseconds; its outcome is ignored when it fails (below).
+CLOSE_SECONDS = 30
+
+
 def tolerate_failed_session_close() -> None:
     """Do not fail a model whose statements all succeeded because closing its Thrift session failed.
 
@@ -139,10 +143,13 @@ def tolerate_failed_session_close() -> None:
     is closed; dbt-spark would still report the model as failed. With
     `hive.server2.enable.doAs=false` (harness/thrift_server.py) no session proxy turns that Error
     into an error response: the server's handler thread dies and the client reads a closed socket
-    (TTransportException, "TSocket read 0 bytes"); same cure.
+    (TTransportException, "TSocket read 0 bytes"); same cure. A handler that neither answers nor
+    closes the socket would hold dbt for the whole socket bound (bound_thrift_waits; seen once, 300 s
+    at the end of a `make test`), so the close waits CLOSE_SECONDS at most.
     """
     from dbt.adapters.spark.connections import PyhiveConnectionWrapper
     from pyhive.exc import OperationalError
+    from thrift.transport.TSocket import TSocket
     from thrift.transport.TTransport import TTransportException
 
     if getattr(PyhiveConnectionWrapper, "_joinery_lenient_close", False):
@@ -150,6 +157,11 @@ def tolerate_failed_session_close() -> None:
     close = PyhiveConnectionWrapper.close
 
     def lenient_close(self) -> None:
+        # pyhive's transport: SASL (`_trans`) or buffered (`_TBufferedTransport__trans`) over a TSocket.
+        transport = getattr(self.handle, "_transport", None)
+        socket = getattr(transport, "_trans", None) or getattr(transport, "_TBufferedTransport__trans", None)
+        if isinstance(socket, TSocket):
+            socket.setTimeout(CLOSE_SECONDS * 1000)
         try:
             close(self)
         except (OperationalError, TTransportException) as error:
