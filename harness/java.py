@@ -82,10 +82,9 @@ def require_java() -> str:
 # more CPU than it saves (benchmarks/optimizations.md, "The test suite"). Not for real workloads,
 # nor for the suite's Thrift servers and the benchmark smoke run, which live for the whole run.
 QUICK_JIT = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=512m"
-# For the test suite's short-lived Sparks: the throughput collector. On small heaps and 2 busy cores,
-# G1's write barriers and concurrent threads cost more CPU than its short pauses are worth to a run
-# of minutes (benchmarks/optimizations.md, "The test suite"). Not for real workloads, nor for the
-# suite's shared Thrift server, which lives for the whole run.
+# For every Spark of the test suite: the throughput collector. On 2 busy cores, G1's write barriers
+# and concurrent threads cost more CPU than its short pauses are worth to a test
+# (benchmarks/optimizations.md, "The test suite"). Not for real workloads.
 SUITE_GC = "-XX:+UseParallelGC"
 # For Sparks whose metastore is thrown away after the run (the pytest fixture's Thrift server, the
 # benchmark smoke run): Derby does not force its log to disk at each commit, as Hive's own tests do

@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 
 from harness.dbt import REPO_ROOT, DbtProject
-from harness.java import THROWAWAY_METASTORE
+from harness.java import SUITE_GC, THROWAWAY_METASTORE
 from harness.sql import SparkSql
 from harness.thrift_server import ThriftServer, free_port
 
@@ -124,9 +124,7 @@ def _test_server(home: Path, driver_memory: str) -> ThriftServer:
         driver_memory=driver_memory,
         # The full JIT, not QUICK_JIT: this server lives for the whole run, long enough for the
         # optimizing compiler to pay for itself (benchmarks/optimizations.md, "The test suite").
-        # G1, not SUITE_GC: with the throughput collector this server, alive for the whole run, grew
-        # slower as its old generation filled (benchmarks/optimizations.md, "The test suite").
-        java_options=THROWAWAY_METASTORE,
+        java_options=f"{SUITE_GC} {THROWAWAY_METASTORE}",
         # ANSI off by the server's default, as on a cluster that leaves it off: only the sessions'
         # own settings (the profile's, harness/sql.py's) turn it on, so tests see if one does not.
         extra_conf={"spark.sql.ansi.enabled": "false", **SMALL_DATA_CONF},
