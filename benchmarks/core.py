@@ -294,6 +294,12 @@ class Context:
     def plan(self, select: str) -> str:
         return "\n".join(row[0] for row in self.spark.sql(f"explain formatted {select}").collect())
 
+    def measured(self, options: tuple) -> tuple:
+        """The options of a dimension a run measures (widths, variants, poll intervals): the first only
+        at `--rows tiny` (the smoke test), where the others run the same models again with another
+        var, batch or profile and timings mean nothing."""
+        return options[:1] if self.tiny else options
+
     # --- timing ------------------------------------------------------------------------------
     def measure(self, variants: list[Variant], repeats: int | None = None) -> dict[str, Measurement]:
         """Run the variants alternately, `repeats` rounds; plan facts from the last round. Round r starts

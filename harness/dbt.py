@@ -144,8 +144,8 @@ def tolerate_failed_session_close() -> None:
     `hive.server2.enable.doAs=false` (harness/thrift_server.py) no session proxy turns that Error
     into an error response: the server's handler thread dies and the client reads a closed socket
     (TTransportException, "TSocket read 0 bytes"); same cure. A handler that neither answers nor
-    closes the socket would hold dbt for the whole socket bound (bound_thrift_waits; seen once, 300 s
-    at the end of a `make test`), so the close waits CLOSE_SECONDS at most.
+    closes the socket would hold dbt for the whole socket bound (bound_thrift_waits), so the close
+    waits CLOSE_SECONDS at most.
     """
     from dbt.adapters.spark.connections import PyhiveConnectionWrapper
     from pyhive.exc import OperationalError

@@ -287,9 +287,7 @@ def scales_of(ctx: Context) -> tuple[float, ...]:
 
 
 def widths_of(ctx: Context) -> tuple[str, ...]:
-    """The widths a run measures: the narrow one only at `--rows tiny` (the smoke test), where the
-    wide one would run the same models again with another var and timings mean nothing."""
-    return WIDTHS[:1] if ctx.tiny else WIDTHS
+    return ctx.measured(WIDTHS)
 
 
 def bars_of(ctx: Context) -> tuple[list[Bar], list[tuple[str, str]]]:

@@ -133,16 +133,11 @@ def land(port: int, orders: int, batch: int) -> None:
     )
 
 
-def polls_of(ctx: Context) -> tuple[int, ...]:
-    """The poll intervals a run measures: 1 only at `--rows tiny` (the smoke test), where dbt-spark's
-    default would run the same models again with another profile and timings mean nothing."""
-    return POLLS[:1] if ctx.tiny else POLLS
-
-
 def run(ctx: Context) -> dict:
     from harness.thrift_server import ThriftServer, free_port
 
     orders = ctx.rows
+    polls = ctx.measured(POLLS)
     work = ctx.work_dir / "plain_dbt"
     server = ThriftServer(home=work / "thrift", port=free_port())
     server.start()
@@ -162,7 +157,7 @@ def run(ctx: Context) -> dict:
         measurements: dict[str, Measurement] = {}
         statements: dict[str, list[int]] = {}
         batch = 0
-        for poll in polls_of(ctx):
+        for poll in polls:
             for model in MODELS.values():
                 dbt.run(model, poll, full_refresh=True)
             rounds = ctx.repeats + (0 if ctx.tiny else 1)
@@ -194,12 +189,11 @@ def run(ctx: Context) -> dict:
         server.stop()
     bars = [
         Bar(f"poll{poll}.vs_dbt_merge", f"poll{poll}.upsert_joinery", f"poll{poll}.upsert_dbt_merge", 1.2)
-        for poll in polls_of(ctx)
+        for poll in polls
     ]
-    polls = ",".join(map(str, polls_of(ctx)))
     return ctx.result(
         NAME,
-        {"rows": orders, "change_per_run": "1%", "format": "delta", "poll_intervals": polls},
+        {"rows": orders, "change_per_run": "1%", "format": "delta", "poll_intervals": ",".join(map(str, polls))},
         measurements,
         bars,
         checks=[agreement("same_result", {variant: tuple(int(x) for x in row) for variant, row in outputs.items()})],

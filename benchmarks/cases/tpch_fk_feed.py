@@ -111,12 +111,6 @@ def outputs(ctx: Context, kind: str, scale: float) -> dict:
     return found
 
 
-def variants_of(ctx: Context) -> tuple[str, ...]:
-    """The variants a run measures: `orders` only at `--rows tiny` (the smoke test), where the
-    `customers` one would run the same models again on another batch and timings mean nothing."""
-    return VARIANTS[:1] if ctx.tiny else VARIANTS
-
-
 def bars_of(scales, variants) -> list[Bar]:
     limits = {("orders", 1): 0.5, ("orders", 4): 0.3, ("customers", 1): 1.0, ("customers", 4): 0.6}
     bars = []
@@ -147,7 +141,7 @@ def commit_check(found: dict[str, Measurement]) -> dict:
 
 def run(ctx: Context) -> dict:
     scales = SCALES[:1] if ctx.tiny else SCALES
-    variants = variants_of(ctx)
+    variants = ctx.measured(VARIANTS)
     found: dict[str, Measurement] = {}
     groups: dict[str, dict] = {}
     for scale in scales:

@@ -29,9 +29,5 @@
             'full_build_sets_properties': false,
         },
     } %}
-    {% if settings.commit not in strategies %}
-        {{ joinery._upsert_argument_error('commit', settings.commit, 'expected one of ' ~ tojson(strategies.keys()
-            | list | sort)) }}
-    {% endif %}
     {{ return(strategies[settings.commit]) }}
 {% endmacro %}

@@ -39,6 +39,8 @@
     {% if plan is none %}
         {% do state.update({'versions': (embedded or {}).get('versions')}) %}
     {% endif %}
+    {#- The decision the model's compile took (contract/build_mode.sql): from its plan, or asked again
+        of the same macro with the same inputs. Its SQL is the compiled SQL, always. -#}
     {% set decided = joinery._upsert_planned_build_mode(plan or embedded, state) if plan or embedded
         else joinery._upsert_build_mode(state) %}
     {% set mode = joinery._upsert_run_mode(decided, started, plan) %}
